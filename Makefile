@@ -1,0 +1,29 @@
+# mcp-resume-guard task runner. Every output goes under build/ (git-ignored).
+GO       ?= go
+BUILD    := build
+WASM     := $(BUILD)/mcp-resume-guard.wasm
+FUZZTIME ?= 30s
+
+.PHONY: all build test e2e demo bench fuzz oci check clean
+
+all: build
+
+## build: the plugin as a standard-Go WASI reactor (build/mcp-resume-guard.wasm)
+build:
+	$(GO) run ./internal/tools/wasmbuild -o $(WASM) ./filter
+
+## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation)
+test: build
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+## e2e: the end-to-end scenarios against the built .wasm in the embedded host
+e2e: build
+	$(GO) test -count=1 -v ./e2e/
+
+## demo: the seed scenario without and with the filter
+demo: build
+	$(GO) run ./cmd/demo -wasm $(WASM)
+
+clean:
+	rm -rf $(BUILD)
