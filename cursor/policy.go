@@ -1,0 +1,78 @@
+package cursor
+
+// UntaggedPolicy says what to do with a cursor that carries no transport tag:
+// one minted before the filter was deployed, or by a client that invented it.
+type UntaggedPolicy uint8
+
+const (
+	// UntaggedReinit forces a re-initialization (the default).
+	UntaggedReinit UntaggedPolicy = iota
+	// UntaggedPassthrough forwards the cursor unchanged; meant for the
+	// rollout window, while clients still hold pre-filter cursors.
+	UntaggedPassthrough
+)
+
+// UnackedPolicy says what to do when a cursor equals the last event of a
+// stream that was cut before it was acknowledged (the drain race).
+type UnackedPolicy uint8
+
+const (
+	// UnackedReinit forces a re-initialization (the default).
+	UnackedReinit UnackedPolicy = iota
+	// UnackedRewind forwards the stream's previous event ID instead, so an
+	// upstream that replays strictly after the cursor replays the unacked
+	// event again (at-least-once; clients dedupe by event ID).
+	UnackedRewind
+	// UnackedObserve forwards the cursor (tag stripped) and only logs.
+	UnackedObserve
+)
+
+// Scope says which kinds of last event make a drain race worth acting on.
+type Scope uint8
+
+const (
+	// ScopeResponses acts only when the unacked event is a JSON-RPC
+	// response or error (the default: that is the result the seed loses).
+	ScopeResponses Scope = iota
+	// ScopeAll acts on every kind of event.
+	ScopeAll
+)
+
+// ReplayMode declares how the upstream replays after a cursor.
+type ReplayMode uint8
+
+const (
+	// ReplayExclusive: the upstream replays events strictly after the
+	// cursor (every SDK today; the default).
+	ReplayExclusive ReplayMode = iota
+	// ReplayInclusive: the upstream already replays the cursor's own event;
+	// a drain race then needs no action, only the log line.
+	ReplayInclusive
+)
+
+// UnknownPolicy says what to do with a same-transport cursor for which the
+// filter holds no watermark (no record for the session, or no stream tail
+// that mentions the cursor).
+type UnknownPolicy uint8
+
+const (
+	// UnknownForward forwards the cursor with its tag stripped (the default).
+	UnknownForward UnknownPolicy = iota
+	// UnknownReinit forces a re-initialization.
+	UnknownReinit
+)
+
+// Policy gathers the configurable parts of the resume decision.
+type Policy struct {
+	Untagged UntaggedPolicy
+	Unacked  UnackedPolicy
+	Scope    Scope
+	Replay   ReplayMode
+	Unknown  UnknownPolicy
+}
+
+// InScope reports whether an unacknowledged last event of kind k makes a
+// drain race under p.
+func (p Policy) InScope(k EventKind) bool {
+	return p.Scope == ScopeAll || k == KindResponse
+}
