@@ -1,0 +1,101 @@
+package builder
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// writeFileIfChanged writes data to path unless the file already holds exactly
+// that content. It writes through a temporary file and a rename, so a
+// concurrent build or reader never sees a half-written file. It reports
+// whether it wrote.
+func writeFileIfChanged(path string, data []byte) (bool, error) {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Close(); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// syncTree makes dir hold exactly files (slash-separated relative path ->
+// content): it writes what differs and removes every other regular file
+// (and directories left empty). It returns how many files it wrote or removed.
+func syncTree(dir string, files map[string][]byte) (changed int, err error) {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		wrote, err := writeFileIfChanged(filepath.Join(dir, filepath.FromSlash(name)), files[name])
+		if err != nil {
+			return changed, err
+		}
+		if wrote {
+			changed++
+		}
+	}
+
+	var stale, dirs []string
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if rel != "." {
+				dirs = append(dirs, path)
+			}
+			return nil
+		}
+		if _, ok := files[filepath.ToSlash(rel)]; !ok {
+			stale = append(stale, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return changed, err
+	}
+	for _, path := range stale {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return changed, fmt.Errorf("removing stale %s: %w", path, err)
+		}
+		changed++
+	}
+	// Deepest first, so parents empty out after their children.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if entries, err := os.ReadDir(dirs[i]); err == nil && len(entries) == 0 {
+			os.Remove(dirs[i])
+		}
+	}
+	return changed, nil
+}

@@ -1,0 +1,93 @@
+package builder
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/abiglue"
+)
+
+// SDKModule is the proxy-wasm SDK whose API the plugins are written against.
+const SDKModule = "github.com/tetratelabs/proxy-wasm-go-sdk"
+
+// SDKVersion is the SDK version the glue is written for: the glue calls the
+// SDK's unexported callback functions and fills its currentHost interface, so
+// another version needs the glue checked first.
+const SDKVersion = "v0.24.0"
+
+// sdkGluePackage is where, inside the SDK, the glue files go.
+const sdkGluePackage = "proxywasm/internal"
+
+// sdkSkipDirs are top-level SDK directories the plugin build never needs.
+var sdkSkipDirs = map[string]bool{
+	"examples": true,
+	"e2e":      true,
+	"doc":      true,
+	".github":  true,
+}
+
+// sdkFiles reads the SDK module at dir (minus examples, e2e and docs) and adds
+// the glue files to its proxywasm/internal package. Keys are slash-separated
+// paths relative to the module root.
+func sdkFiles(dir string) (map[string][]byte, error) {
+	files := make(map[string][]byte)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if sdkSkipDirs[rel] {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files[rel] = data
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the SDK at %s: %w", dir, err)
+	}
+	if _, ok := files[sdkGluePackage+"/abi_hostcalls_mock.go"]; !ok {
+		return nil, fmt.Errorf("the SDK at %s has no %s/abi_hostcalls_mock.go: not the layout the glue is written for", dir, sdkGluePackage)
+	}
+
+	glue := abiglue.Sources()
+	names, err := fs.Glob(glue, "*.go")
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no glue sources embedded in package abiglue")
+	}
+	for _, name := range names {
+		data, err := fs.ReadFile(glue, name)
+		if err != nil {
+			return nil, err
+		}
+		dst := path.Join(sdkGluePackage, name)
+		if _, clash := files[dst]; clash {
+			return nil, fmt.Errorf("glue file %s would overwrite the SDK's own %s", name, dst)
+		}
+		if !strings.Contains(string(data), "//go:build wasip1 && "+abiglue.BuildTag) {
+			return nil, fmt.Errorf("glue file %s lacks the constraint %q", name, "//go:build wasip1 && "+abiglue.BuildTag)
+		}
+		files[dst] = data
+	}
+	return files, nil
+}

@@ -1,0 +1,125 @@
+//go:build wasip1 && abiglue
+
+package internal
+
+import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+
+// Guest callbacks of the proxy-wasm ABI 0.2.1, exported with //go:wasmexport.
+// Each wrapper converts the ABI's i32 values (sizes, booleans) to the types
+// the SDK's own callback functions take and calls them; the SDK's //export
+// comments mean nothing to the standard toolchain.
+
+// b2u encodes a Go bool as the ABI's i32 boolean.
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// abiVersion marks the module as speaking ABI 0.2.1. Envoy registers
+// proxy_get_log_level (and the other 0.2.1 additions) only for modules that
+// export this marker.
+//
+//go:wasmexport proxy_abi_version_0_2_1
+func abiVersion() {}
+
+//go:wasmexport proxy_on_context_create
+func abiOnContextCreate(contextID, parentContextID uint32) {
+	proxyOnContextCreate(contextID, parentContextID)
+}
+
+//go:wasmexport proxy_on_vm_start
+func abiOnVMStart(rootContextID, vmConfigurationSize uint32) uint32 {
+	return b2u(bool(proxyOnVMStart(rootContextID, int(vmConfigurationSize))))
+}
+
+//go:wasmexport proxy_on_configure
+func abiOnConfigure(rootContextID, pluginConfigurationSize uint32) uint32 {
+	return b2u(bool(proxyOnConfigure(rootContextID, int(pluginConfigurationSize))))
+}
+
+//go:wasmexport proxy_on_tick
+func abiOnTick(rootContextID uint32) {
+	proxyOnTick(rootContextID)
+}
+
+//go:wasmexport proxy_on_queue_ready
+func abiOnQueueReady(rootContextID, queueID uint32) {
+	proxyOnQueueReady(rootContextID, queueID)
+}
+
+//go:wasmexport proxy_on_request_headers
+func abiOnRequestHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
+	return uint32(proxyOnRequestHeaders(contextID, int(numHeaders), endOfStream != 0))
+}
+
+//go:wasmexport proxy_on_request_body
+func abiOnRequestBody(contextID, bodySize, endOfStream uint32) uint32 {
+	return uint32(proxyOnRequestBody(contextID, int(bodySize), endOfStream != 0))
+}
+
+//go:wasmexport proxy_on_request_trailers
+func abiOnRequestTrailers(contextID, numTrailers uint32) uint32 {
+	return uint32(proxyOnRequestTrailers(contextID, int(numTrailers)))
+}
+
+//go:wasmexport proxy_on_response_headers
+func abiOnResponseHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
+	return uint32(proxyOnResponseHeaders(contextID, int(numHeaders), endOfStream != 0))
+}
+
+//go:wasmexport proxy_on_response_body
+func abiOnResponseBody(contextID, bodySize, endOfStream uint32) uint32 {
+	return uint32(proxyOnResponseBody(contextID, int(bodySize), endOfStream != 0))
+}
+
+//go:wasmexport proxy_on_response_trailers
+func abiOnResponseTrailers(contextID, numTrailers uint32) uint32 {
+	return uint32(proxyOnResponseTrailers(contextID, int(numTrailers)))
+}
+
+//go:wasmexport proxy_on_http_call_response
+func abiOnHttpCallResponse(rootContextID, calloutID, numHeaders, bodySize, numTrailers uint32) {
+	proxyOnHttpCallResponse(rootContextID, calloutID, int(numHeaders), int(bodySize), int(numTrailers))
+}
+
+//go:wasmexport proxy_on_new_connection
+func abiOnNewConnection(contextID uint32) uint32 {
+	return uint32(proxyOnNewConnection(contextID))
+}
+
+//go:wasmexport proxy_on_downstream_data
+func abiOnDownstreamData(contextID, dataSize, endOfStream uint32) uint32 {
+	return uint32(proxyOnDownstreamData(contextID, int(dataSize), endOfStream != 0))
+}
+
+//go:wasmexport proxy_on_downstream_connection_close
+func abiOnDownstreamConnectionClose(contextID, peerType uint32) {
+	proxyOnDownstreamConnectionClose(contextID, types.PeerType(peerType))
+}
+
+//go:wasmexport proxy_on_upstream_data
+func abiOnUpstreamData(contextID, dataSize, endOfStream uint32) uint32 {
+	return uint32(proxyOnUpstreamData(contextID, int(dataSize), endOfStream != 0))
+}
+
+//go:wasmexport proxy_on_upstream_connection_close
+func abiOnUpstreamConnectionClose(contextID, peerType uint32) {
+	proxyOnUpstreamConnectionClose(contextID, types.PeerType(peerType))
+}
+
+//go:wasmexport proxy_on_log
+func abiOnLog(contextID uint32) {
+	proxyOnLog(contextID)
+}
+
+//go:wasmexport proxy_on_done
+func abiOnDone(contextID uint32) uint32 {
+	return b2u(proxyOnDone(contextID))
+}
+
+//go:wasmexport proxy_on_delete
+func abiOnDelete(contextID uint32) {
+	proxyOnDelete(contextID)
+}
