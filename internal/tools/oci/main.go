@@ -1,0 +1,77 @@
+// Command oci packages the built plugin as an OCI image layout tarball that
+// Istio's WasmPlugin (and Envoy Gateway) can pull once pushed to a registry:
+//
+//	go run ./internal/tools/oci -wasm build/mcp-resume-guard.wasm -o build/mcp-resume-guard-oci.tar [-ref latest]
+//
+// It prints the image's manifest digest, to pin the WasmPlugin url by
+// digest. No Docker needed; push with skopeo, crane or oras (docs/deploy.md).
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/oci"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "oci:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("oci", flag.ContinueOnError)
+	wasmPath := fs.String("wasm", "build/mcp-resume-guard.wasm", "the built plugin")
+	out := fs.String("o", "build/mcp-resume-guard-oci.tar", "the OCI image layout tarball to write")
+	ref := fs.String("ref", "latest", "the image's name inside the layout (org.opencontainers.image.ref.name); empty for none")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+
+	wasm, err := os.ReadFile(*wasmPath)
+	if err != nil {
+		return fmt.Errorf("%w (run make build first)", err)
+	}
+	img, err := oci.Image(wasm)
+	if err != nil {
+		return err
+	}
+	// Check the image the way Istio will read it before writing anything.
+	back, err := oci.PluginWasm(img)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(back, wasm) {
+		return errors.New("the image's plugin.wasm differs from the input")
+	}
+
+	var buf bytes.Buffer
+	if err := oci.WriteLayout(&buf, img, *ref); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+
+	digest, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d bytes): OCI image layout, manifest %s, plugin.wasm %d bytes sha256:%x\n",
+		*out, buf.Len(), digest, len(wasm), sha256.Sum256(wasm))
+	return nil
+}
