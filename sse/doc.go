@@ -1,0 +1,23 @@
+// Package sse rewrites a text/event-stream response as it streams through the
+// proxy: every SSE "id" field gets the transport's tag prefix inserted at the
+// start of its value, nothing else changes, and every dispatched event is
+// reported with its original ID, its type, a bounded prefix of its data and
+// the kind of JSON-RPC message it carries.
+//
+//	upstream                      downstream (legacy SSE route)
+//	id: e-104                     id: sse:e-104
+//	event: message                event: message
+//	data: {"jsonrpc":"2.0",...}   data: {"jsonrpc":"2.0",...}
+//
+// Parsing follows the WHATWG HTML "server-sent events" rules: "\n", "\r\n"
+// and "\r" end a line, a leading UTF-8 BOM is skipped, one space after the
+// colon is dropped, an id value containing NUL is ignored, and an empty line
+// dispatches the event. A reference parser applied to the output sees
+// cursor.AppendTagged(t, id) wherever the upstream sent a non-empty id.
+//
+// The package is bytes in, bytes out: no host calls, no SDK import, no fmt,
+// and no allocation per chunk in steady state. Memory per stream is bounded by
+// the configured maximum line length (only id and event type values are
+// buffered) plus DataPrefixBytes of event data; a stream that needs more
+// passes through untouched for its remainder (see Rewriter.Overflowed).
+package sse

@@ -1,0 +1,74 @@
+package sse
+
+import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+
+// DataPrefixBytes is how much of an event's data the rewriter keeps for
+// classification. A JSON-RPC message names its kind ("method", "result",
+// "error", "id") in its first few top-level keys, which MCP SDKs write
+// before the large "params" or "result" values; data beyond this prefix is
+// forwarded but never buffered.
+const DataPrefixBytes = 512
+
+// Event is an SSE event the rewriter dispatched: one that carried an id
+// field, a data field, or both. Its byte slices are only valid until the
+// next Rewrite call.
+type Event struct {
+	// ID is the upstream's original (untagged) id value, when HasID.
+	ID []byte
+	// HasID reports that the event carried a non-empty id field (the last
+	// id field wins, as in SSE; one with an empty value resets it, one
+	// containing NUL is ignored).
+	HasID bool
+	// Type is the value of the event field; empty means "message".
+	Type []byte
+	// Data is at most DataPrefixBytes of the event's data, its lines joined
+	// with '\n' as SSE joins them.
+	Data []byte
+	// Truncated reports that the data is longer than Data.
+	Truncated bool
+	// Kind is the kind of JSON-RPC message the event carries; an event
+	// with an ID and empty data is a priming event.
+	Kind cursor.EventKind
+}
+
+// dispatch ends the current event at an empty line: it is reported when it
+// carried an id or data, and the per-event state is cleared either way.
+func (r *Rewriter) dispatch() {
+	if r.hasID || r.hasData {
+		data, truncated := r.data, r.dataTrunc
+		if truncated {
+			data = data[:DataPrefixBytes]
+		} else if len(data) > 0 {
+			data = data[:len(data)-1] // the '\n' after the last line
+		}
+		var kind cursor.EventKind
+		if r.hasID && len(data) == 0 && !truncated {
+			kind = cursor.KindPriming
+		} else {
+			kind = Classify(r.evType, data, truncated)
+		}
+		ev := Event{HasID: r.hasID, Truncated: truncated, Kind: kind}
+		ev.ID = r.keep(r.id)
+		ev.Type = r.keep(r.evType)
+		ev.Data = r.keep(data)
+		r.events = append(r.events, ev)
+	}
+	r.id = r.id[:0]
+	r.hasID = false
+	r.evType = r.evType[:0]
+	r.data = r.data[:0]
+	r.hasData = false
+	r.dataTrunc = false
+}
+
+// keep copies b into the per-call arena and returns the copy, capped so that
+// an append by the caller cannot reach the next event's bytes. When the arena
+// grows, earlier events keep pointing into the old array, which stays valid.
+func (r *Rewriter) keep(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	i := len(r.arena)
+	r.arena = append(r.arena, b...)
+	return r.arena[i:len(r.arena):len(r.arena)]
+}

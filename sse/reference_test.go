@@ -1,0 +1,331 @@
+package sse
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+)
+
+// This file holds the test oracle: a whole-input SSE parser written straight
+// from the WHATWG "server-sent events" parsing rules, an independent
+// whole-input model of the expected rewrite, and checkStream, which runs a
+// Rewriter over a chunking of an input and compares everything it can see
+// against them.
+
+// refEvent is what the reference parser sees at one dispatch (empty line).
+type refEvent struct {
+	LastEventID string // the EventSource's last event ID after the dispatch
+	ID          string // the event's own last valid id field
+	HasID       bool   // ... and it is non-empty
+	Type        string // event type buffer
+	Data        string // data buffer with the final '\n' removed
+	HasData     bool   // the data buffer was non-empty: a message event fires
+}
+
+// refParse parses a whole stream the way an EventSource does, returning one
+// refEvent per dispatch, in order.
+func refParse(in []byte) []refEvent {
+	s := strings.TrimPrefix(string(in), "\ufeff") // one leading BOM
+	var (
+		evs                []refEvent
+		lastID, id, typ    string
+		data               strings.Builder
+		hasID, dataNonZero bool
+	)
+	for {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			break // an unterminated last line is discarded
+		}
+		line := s[:i]
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			s = s[i+2:]
+		} else {
+			s = s[i+1:]
+		}
+		if line == "" {
+			d := data.String()
+			ev := refEvent{LastEventID: lastID, ID: id, HasID: hasID, Type: typ, HasData: dataNonZero}
+			ev.Data = strings.TrimSuffix(d, "\n")
+			evs = append(evs, ev)
+			id, typ, hasID, dataNonZero = "", "", false, false
+			data.Reset()
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		name, value := line, ""
+		if c := strings.IndexByte(line, ':'); c >= 0 {
+			name, value = line[:c], strings.TrimPrefix(line[c+1:], " ")
+		}
+		switch name {
+		case "event":
+			typ = value
+		case "data":
+			data.WriteString(value)
+			data.WriteByte('\n')
+			dataNonZero = true
+		case "id":
+			if !strings.Contains(value, "\x00") {
+				lastID, id, hasID = value, value, value != ""
+			}
+		}
+	}
+	return evs
+}
+
+// expand models the rewrite on a whole input: the prefix goes in at the
+// start of the value of every terminated id line whose value is non-empty
+// and free of NUL. The first line holding an id or event value longer than
+// maxLine overflows the stream: from its start on, the input is copied as is
+// and overflowAt is that start (-1 when the stream never overflows).
+func expand(in []byte, prefix string, maxLine int) (want []byte, overflowAt, tagged int) {
+	overflowAt = -1
+	i := 0
+	if bytes.HasPrefix(in, []byte("\ufeff")) {
+		i = 3
+	}
+	want = append(want, in[:i]...)
+	for i < len(in) {
+		end := bytes.IndexAny(in[i:], "\r\n")
+		terminated := end >= 0
+		if terminated {
+			end += i
+		} else {
+			end = len(in)
+		}
+		line := in[i:end]
+		name, value, hasColon := bytes.Cut(line, []byte(":"))
+		valueAt := i + len(name) + 1
+		if hasColon && len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+			valueAt++
+		}
+		if hasColon && (string(name) == "id" || string(name) == "event") && len(value) > maxLine {
+			return append(want, in[i:]...), i, tagged
+		}
+		if terminated && hasColon && string(name) == "id" && len(value) > 0 && bytes.IndexByte(value, 0) < 0 {
+			want = append(want, in[i:valueAt]...)
+			want = append(want, prefix...)
+			want = append(want, in[valueAt:end]...)
+			tagged++
+		} else {
+			want = append(want, line...)
+		}
+		i = end
+		if terminated {
+			n := 1
+			if in[end] == '\r' && end+1 < len(in) && in[end+1] == '\n' {
+				n = 2
+			}
+			want = append(want, in[end:end+n]...)
+			i += n
+		}
+	}
+	return want, overflowAt, tagged
+}
+
+// wantEvents is what a Rewriter must report for the reference events: those
+// with an id or data, with data cut to DataPrefixBytes.
+func wantEvents(ref []refEvent) []Event {
+	var evs []Event
+	for _, e := range ref {
+		if !e.HasID && !e.HasData {
+			continue
+		}
+		ev := Event{HasID: e.HasID, ID: []byte(e.ID), Type: []byte(e.Type), Data: []byte(e.Data)}
+		if len(ev.Data) > DataPrefixBytes {
+			ev.Data, ev.Truncated = ev.Data[:DataPrefixBytes], true
+		}
+		if e.HasID && e.Data == "" {
+			ev.Kind = cursor.KindPriming
+		} else {
+			ev.Kind = Classify(ev.Type, ev.Data, ev.Truncated)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// run feeds chunks to a fresh Rewriter, the last one with eos, and returns
+// the concatenated output, a copy of every reported event, the total of
+// Tagged, and whether the stream overflowed. It fails t when a call's
+// changed flag does not match its output.
+func run(t testing.TB, tr cursor.Transport, maxLine int, chunks [][]byte) (out []byte, evs []Event, tagged int, overflowed bool) {
+	t.Helper()
+	r := NewRewriter(tr, maxLine)
+	for i, c := range chunks {
+		before := len(out)
+		var changed bool
+		out, changed = r.Rewrite(out, c, i == len(chunks)-1)
+		if got := out[before:]; changed == bytes.Equal(got, c) {
+			t.Fatalf("chunk %d %q: changed=%v but output %q", i, c, changed, got)
+		}
+		for _, e := range r.Events() {
+			e.ID = bytes.Clone(e.ID)
+			e.Type = bytes.Clone(e.Type)
+			e.Data = bytes.Clone(e.Data)
+			evs = append(evs, e)
+		}
+		tagged += r.Tagged()
+	}
+	return out, evs, tagged, r.Overflowed()
+}
+
+// checkStream runs a Rewriter over chunks (their concatenation is the input)
+// and checks its output and events against the oracle.
+func checkStream(t testing.TB, tr cursor.Transport, maxLine int, chunks [][]byte) {
+	t.Helper()
+	in := bytes.Join(chunks, nil)
+	out, evs, tagged, overflowed := run(t, tr, maxLine, chunks)
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineBytes
+	}
+	want, overflowAt, wantTagged := expand(in, tr.Prefix(), maxLine)
+	if !bytes.Equal(out, want) {
+		t.Fatalf("chunks %q:\noutput %q\nwant   %q", chunks, out, want)
+	}
+	if overflowed != (overflowAt >= 0) {
+		t.Fatalf("chunks %q: Overflowed()=%v, want %v", chunks, overflowed, overflowAt >= 0)
+	}
+	if tr == cursor.TransportNone {
+		wantTagged = 0
+	}
+	if tagged != wantTagged {
+		t.Fatalf("chunks %q: Tagged()=%d, want %d", chunks, tagged, wantTagged)
+	}
+
+	// What the rewriter reported equals what a reference parser sees in
+	// the input up to the overflow point.
+	parsed := in
+	if overflowAt >= 0 {
+		parsed = in[:overflowAt]
+	}
+	ref := refParse(parsed)
+	if we := wantEvents(ref); !eventsEqual(evs, we) {
+		t.Fatalf("chunks %q:\nevents %s\nwant   %s", chunks, dumpEvents(evs), dumpEvents(we))
+	}
+	if overflowAt >= 0 {
+		return
+	}
+
+	// A client parsing the output sees the same events, with every id
+	// tagged and nothing else changed.
+	got := refParse(out)
+	if len(got) != len(ref) {
+		t.Fatalf("chunks %q: output dispatches %d events, input %d", chunks, len(got), len(ref))
+	}
+	tag := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return string(cursor.AppendTagged(nil, tr, []byte(s)))
+	}
+	for i := range ref {
+		w := ref[i]
+		w.LastEventID, w.ID = tag(w.LastEventID), tag(w.ID)
+		if got[i] != w {
+			t.Fatalf("chunks %q: output event %d = %+v, want %+v", chunks, i, got[i], w)
+		}
+		if tr != cursor.TransportNone && w.LastEventID != "" {
+			if gt, orig := cursor.SplitTagged(got[i].LastEventID); gt != tr || orig != ref[i].LastEventID {
+				t.Fatalf("chunks %q: SplitTagged(%q) = %v %q, want %v %q", chunks, got[i].LastEventID, gt, orig, tr, ref[i].LastEventID)
+			}
+		}
+	}
+}
+
+func eventsEqual(a, b []Event) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.HasID != y.HasID || x.Truncated != y.Truncated || x.Kind != y.Kind ||
+			!bytes.Equal(x.ID, y.ID) || !bytes.Equal(x.Type, y.Type) || !bytes.Equal(x.Data, y.Data) {
+			return false
+		}
+	}
+	return true
+}
+
+func dumpEvents(evs []Event) string {
+	var b strings.Builder
+	b.WriteString("[")
+	for _, e := range evs {
+		b.WriteString("{id=")
+		b.WriteString(quote(e.ID))
+		if !e.HasID {
+			b.WriteString("(none)")
+		}
+		b.WriteString(" type=" + quote(e.Type) + " data=" + quote(e.Data))
+		if e.Truncated {
+			b.WriteString("...")
+		}
+		b.WriteString(" kind=" + e.Kind.String() + "} ")
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+func quote(b []byte) string {
+	const max = 60
+	s := string(b)
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", `\n`), "\r", `\r`)
+}
+
+// splitAt cuts in at the given offsets (ascending, within in).
+func splitAt(in []byte, offsets ...int) [][]byte {
+	var chunks [][]byte
+	prev := 0
+	for _, o := range offsets {
+		chunks = append(chunks, in[prev:o])
+		prev = o
+	}
+	return append(chunks, in[prev:])
+}
+
+// randomSplit cuts in into chunks of random lengths, some of them empty,
+// biased toward short chunks.
+func randomSplit(in []byte, rng *rand.Rand) [][]byte {
+	var chunks [][]byte
+	for len(in) > 0 {
+		n := rng.IntN(min(len(in), 1+rng.IntN(32)) + 1)
+		chunks = append(chunks, in[:n])
+		in = in[n:]
+	}
+	return append(chunks, nil)
+}
+
+// checkAllSplits checks in under every two-chunk split, every three-chunk
+// split of short inputs, one byte per chunk, and random splits.
+func checkAllSplits(t *testing.T, tr cursor.Transport, maxLine int, in []byte) {
+	t.Helper()
+	checkStream(t, tr, maxLine, [][]byte{in})
+	for i := 0; i <= len(in); i++ {
+		checkStream(t, tr, maxLine, splitAt(in, i))
+	}
+	if len(in) <= 80 {
+		for i := 0; i <= len(in); i++ {
+			for j := i; j <= len(in); j++ {
+				checkStream(t, tr, maxLine, splitAt(in, i, j))
+			}
+		}
+	}
+	bytewise := make([][]byte, 0, len(in)+1)
+	for i := range in {
+		bytewise = append(bytewise, in[i:i+1])
+	}
+	checkStream(t, tr, maxLine, append(bytewise, nil))
+	rng := rand.New(rand.NewPCG(uint64(len(in)), 7))
+	for range 50 {
+		checkStream(t, tr, maxLine, randomSplit(in, rng))
+	}
+}

@@ -1,0 +1,388 @@
+package sse
+
+import (
+	"bytes"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+)
+
+// DefaultMaxLineBytes is the bound on a buffered id or event type value used
+// when NewRewriter or Reset is given a non-positive maxLineBytes.
+const DefaultMaxLineBytes = 4096
+
+// phase is where the rewriter stands inside the current line.
+type phase uint8
+
+const (
+	// phBOM: at the start of the stream, bomN bytes of a UTF-8 BOM seen.
+	phBOM phase = iota
+	// phLineStart: before the first byte of a line (afterCR tells whether a
+	// '\n' here still belongs to the previous "\r\n").
+	phLineStart
+	// phName: inside the name of a data, event or id field; nameN bytes of
+	// fieldNames[field] matched so far.
+	phName
+	// phValueStart: right after the colon; a space here is dropped by SSE.
+	phValueStart
+	// phValue: inside the value of the field.
+	phValue
+	// phSkip: inside a line that is neither data, event nor id (a comment,
+	// retry, an unknown field): it passes untouched up to its end.
+	phSkip
+	// phOverflow: the stream exceeded maxLineBytes; everything passes
+	// untouched for the rest of the stream.
+	phOverflow
+)
+
+// field is a field name the rewriter cares about.
+type field uint8
+
+const (
+	fieldData field = iota
+	fieldEvent
+	fieldID
+)
+
+var fieldNames = [...]string{fieldData: "data", fieldEvent: "event", fieldID: "id"}
+
+var bom = [3]byte{0xEF, 0xBB, 0xBF}
+
+// Rewriter rewrites one response stream. Feed it the upstream body chunk by
+// chunk with Rewrite; it allocates nothing per chunk in steady state. A
+// Rewriter is not safe for concurrent use; Reset makes it ready for another
+// stream without allocating.
+//
+// The only bytes it ever holds back are those of a line that starts with 'i'
+// while it may still be an id field (an id line is held until its end, which
+// tells whether its value is empty or contains NUL); everything else is
+// forwarded in the call that delivered it.
+type Rewriter struct {
+	prefix string // tag prefix of the route's transport
+	max    int    // bound on a buffered id or event type value
+
+	ph      phase
+	field   field // the field of the current line (phName, phValueStart, phValue)
+	nameN   uint8 // bytes of the field name matched (phName), BOM bytes seen (phBOM)
+	afterCR bool  // the previous line ended with '\r'
+
+	// hold is the current line, from its first byte, while it is (or may
+	// be) an id field; it is non-empty exactly then. idValue is the offset
+	// of the value in hold (after the colon and the optional space).
+	hold    []byte
+	idValue int
+
+	// The event being built, cleared at dispatch.
+	id        []byte // value of the last valid non-empty id field
+	hasID     bool
+	evType    []byte
+	data      []byte // data buffer (lines joined, each followed by '\n'), at most DataPrefixBytes+1 bytes
+	hasData   bool
+	dataTrunc bool // data holds only a prefix of the data buffer
+
+	// Per Rewrite call.
+	events []Event
+	arena  []byte // backs the events' ID, Type and Data
+	tagged int
+}
+
+// NewRewriter returns a Rewriter for a stream served on transport t.
+// maxLineBytes bounds the id and event type values it buffers; a value of 0
+// or less means DefaultMaxLineBytes.
+func NewRewriter(t cursor.Transport, maxLineBytes int) *Rewriter {
+	r := &Rewriter{
+		hold:   make([]byte, 0, 64),
+		id:     make([]byte, 0, 64),
+		evType: make([]byte, 0, 32),
+		data:   make([]byte, 0, DataPrefixBytes+1),
+	}
+	r.Reset(t, maxLineBytes)
+	return r
+}
+
+// Reset prepares r for a new stream on transport t, keeping its buffers.
+func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
+	if maxLineBytes <= 0 {
+		maxLineBytes = DefaultMaxLineBytes
+	}
+	*r = Rewriter{
+		prefix: t.Prefix(),
+		max:    maxLineBytes,
+		hold:   r.hold[:0],
+		id:     r.id[:0],
+		evType: r.evType[:0],
+		data:   r.data[:0],
+		events: r.events[:0],
+		arena:  r.arena[:0],
+	}
+}
+
+// Events returns the events dispatched during the last Rewrite call, in
+// order. The slice and the bytes it refers to are reused by the next call.
+func (r *Rewriter) Events() []Event { return r.events }
+
+// Overflowed reports whether the stream exceeded maxLineBytes (an id or event
+// type value longer than that) and now passes through untouched: no more ids
+// are tagged and no more events are reported.
+func (r *Rewriter) Overflowed() bool { return r.ph == phOverflow }
+
+// Tagged returns how many id fields were tagged during the last Rewrite call.
+func (r *Rewriter) Tagged() int { return r.tagged }
+
+// Rewrite consumes the next chunk of the upstream body and appends to dst the
+// bytes to send downstream now, returning the extended slice. changed is
+// false when the appended bytes equal chunk exactly (the caller may then
+// leave the host's buffer alone). eos marks the last chunk: every held byte
+// is flushed, and an unterminated final event is not dispatched (SSE
+// discards it) though its bytes are forwarded. Call Reset before feeding
+// another stream.
+func (r *Rewriter) Rewrite(dst, chunk []byte, eos bool) (out []byte, changed bool) {
+	r.events = r.events[:0]
+	r.arena = r.arena[:0]
+	r.tagged = 0
+	if r.ph == phOverflow {
+		return append(dst, chunk...), false
+	}
+	start := len(dst)
+	out = dst
+	edited := len(r.hold) > 0 // bytes held by an earlier call come out now or later
+	fwd := 0                  // chunk[fwd:p] is seen and passes unchanged, not yet appended
+	crAt := -1                // next '\r' at or after p (len(chunk): none); -1: not searched
+
+scan:
+	for p := 0; p < len(chunk); {
+		c := chunk[p]
+		switch r.ph {
+		case phBOM:
+			if c == bom[r.nameN] {
+				r.nameN++
+				p++
+				if int(r.nameN) == len(bom) {
+					r.ph = phLineStart
+				}
+				continue
+			}
+			if r.nameN == 0 {
+				r.ph = phLineStart
+			} else {
+				// The first line starts with part of a BOM: not a field
+				// this rewriter cares about.
+				r.ph = phSkip
+			}
+
+		case phLineStart:
+			if r.afterCR {
+				r.afterCR = false
+				if c == '\n' {
+					p++
+					continue
+				}
+			}
+			switch c {
+			case '\n', '\r':
+				r.dispatch()
+				r.afterCR = c == '\r'
+				p++
+			case 'i':
+				out = append(out, chunk[fwd:p]...)
+				r.hold = append(r.hold[:0], c)
+				edited = true
+				r.field, r.nameN, r.ph = fieldID, 1, phName
+				p++
+				fwd = p
+			case 'd':
+				r.field, r.nameN, r.ph = fieldData, 1, phName
+				p++
+			case 'e':
+				r.field, r.nameN, r.ph = fieldEvent, 1, phName
+				p++
+			default: // a comment or another field
+				r.ph = phSkip
+				p++
+			}
+
+		case phName:
+			name := fieldNames[r.field]
+			n := int(r.nameN)
+			switch {
+			case n < len(name) && c == name[n]:
+				r.nameN++
+			case n == len(name) && c == ':':
+				r.ph = phValueStart
+			case n == len(name) && (c == '\n' || c == '\r'):
+				// A field name alone: the value is empty. phValue
+				// ends the line at this same byte.
+				r.startValue()
+				r.ph = phValue
+				continue
+			default:
+				// Another field: release what was held and let the
+				// line pass; c is looked at again by phSkip.
+				if len(r.hold) > 0 {
+					out = append(out, r.hold...)
+					r.hold = r.hold[:0]
+				}
+				r.ph = phSkip
+				continue
+			}
+			if r.field == fieldID {
+				r.hold = append(r.hold, c)
+				fwd = p + 1
+			}
+			if r.ph == phValueStart {
+				r.startValue()
+			}
+			p++
+
+		case phValueStart:
+			r.ph = phValue
+			if c == ' ' {
+				if r.field == fieldID {
+					r.hold = append(r.hold, c)
+					r.idValue++
+					fwd = p + 1
+				}
+				p++
+			}
+
+		case phValue:
+			e := nextEOL(chunk, p, &crAt)
+			end := e
+			if e < 0 {
+				end = len(chunk)
+			}
+			switch seg := chunk[p:end]; r.field {
+			case fieldData:
+				r.appendData(seg)
+			case fieldEvent:
+				if len(r.evType)+len(seg) > r.max {
+					out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
+					break scan
+				}
+				r.evType = append(r.evType, seg...)
+			case fieldID:
+				if len(r.hold)-r.idValue+len(seg) > r.max {
+					out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
+					break scan
+				}
+				r.hold = append(r.hold, seg...)
+				fwd = end
+			}
+			p = end
+			if e >= 0 {
+				out = r.endValue(out)
+				p = r.endLine(chunk[e], p)
+			}
+
+		case phSkip:
+			e := nextEOL(chunk, p, &crAt)
+			if e < 0 {
+				p = len(chunk)
+				break
+			}
+			p = r.endLine(chunk[e], e)
+		}
+	}
+
+	out = append(out, chunk[fwd:]...)
+	if eos && len(r.hold) > 0 {
+		// An unterminated last line is discarded by SSE: it passes as is.
+		out = append(out, r.hold...)
+		r.hold = r.hold[:0]
+		r.ph = phSkip
+	}
+	if !edited {
+		return out, false
+	}
+	return out, !bytes.Equal(out[start:], chunk)
+}
+
+// nextEOL returns the index of the first '\n' or '\r' in b at or after p, or
+// -1. *crAt caches the position of the next '\r' (len(b) when there is none)
+// so that a stream without '\r' is searched for it once per chunk.
+func nextEOL(b []byte, p int, crAt *int) int {
+	if *crAt < p {
+		if i := bytes.IndexByte(b[p:], '\r'); i >= 0 {
+			*crAt = p + i
+		} else {
+			*crAt = len(b)
+		}
+	}
+	if i := bytes.IndexByte(b[p:*crAt], '\n'); i >= 0 {
+		return p + i
+	}
+	if *crAt < len(b) {
+		return *crAt
+	}
+	return -1
+}
+
+// endLine steps over the line ending c at e and returns the next position.
+func (r *Rewriter) endLine(c byte, e int) int {
+	r.afterCR = c == '\r'
+	r.ph = phLineStart
+	return e + 1
+}
+
+// startValue is called when the field name of the current line is complete.
+func (r *Rewriter) startValue() {
+	switch r.field {
+	case fieldEvent:
+		r.evType = r.evType[:0] // the last event field wins
+	case fieldID:
+		r.idValue = len(r.hold)
+	}
+}
+
+// endValue processes the complete value of a data, event or id field at the
+// end of its line and appends the (possibly tagged) held id line to out.
+func (r *Rewriter) endValue(out []byte) []byte {
+	switch r.field {
+	case fieldData:
+		r.hasData = true
+		r.appendData(newline)
+	case fieldID:
+		v := r.hold[r.idValue:]
+		switch {
+		case len(v) == 0: // "id", "id:", "id: " reset the last event ID
+			r.id = r.id[:0]
+			r.hasID = false
+			out = append(out, r.hold...)
+		case bytes.IndexByte(v, 0) >= 0: // SSE ignores the field
+			out = append(out, r.hold...)
+		default:
+			out = append(out, r.hold[:r.idValue]...)
+			out = append(out, r.prefix...)
+			out = append(out, v...)
+			r.id = append(r.id[:0], v...)
+			r.hasID = true
+			if r.prefix != "" {
+				r.tagged++
+			}
+		}
+		r.hold = r.hold[:0]
+	}
+	return out
+}
+
+var newline = []byte{'\n'}
+
+// appendData appends b to the data buffer, keeping at most
+// DataPrefixBytes+1 bytes of it (the +1 is the '\n' that SSE strips from
+// the end, so that a data of exactly DataPrefixBytes is not truncated).
+func (r *Rewriter) appendData(b []byte) {
+	if room := DataPrefixBytes + 1 - len(r.data); len(b) > room {
+		b = b[:room]
+		r.dataTrunc = true
+	}
+	r.data = append(r.data, b...)
+}
+
+// overflow gives up on the stream: what is held and the rest of the chunk
+// pass as they are, and so does every later chunk.
+func (r *Rewriter) overflow(out, rest []byte) []byte {
+	out = append(out, r.hold...)
+	out = append(out, rest...)
+	r.hold = r.hold[:0]
+	r.ph = phOverflow
+	return out
+}
