@@ -1,0 +1,62 @@
+// Package dualstack is a reference MCP server that serves one logical endpoint
+// over both MCP HTTP transports on one port, and that has the bug described in
+// the project's seed incident on purpose.
+//
+// # Transports
+//
+// Legacy HTTP+SSE (protocol 2024-11-05):
+//
+//	GET  /sse                      opens the session's event stream; the first
+//	                               event is "event: endpoint" (no id) with
+//	                               "data: /messages?sessionId=s-…"
+//	POST /messages?sessionId=s-…   one JSON-RPC message; 202 Accepted; the
+//	                               answer goes out on the session's stream as
+//	                               "event: message" with "id: e-N"
+//
+// Streamable HTTP (protocols 2025-03-26, 2025-06-18, 2025-11-25):
+//
+//	POST   /mcp   initialize (no Mcp-Session-Id) creates a session and answers
+//	              with the Mcp-Session-Id header; other requests need the header.
+//	              Requests are answered as text/event-stream when the Accept
+//	              header allows it (a priming event, an ID with empty data,
+//	              first), as application/json otherwise; notifications and
+//	              responses get 202.
+//	GET    /mcp   the session's standalone stream; with Last-Event-ID it first
+//	              replays the session's events after the cursor.
+//	DELETE /mcp   ends the session (204).
+//
+// # The seed's conditions, reproduced on purpose
+//
+//   - One event-ID allocator for both listeners: every event of every session
+//     and transport gets the next "e-N" of one process-wide counter, starting
+//     at [Options.FirstEventID].
+//   - Legacy sessions are bridged into the Streamable HTTP session store: the
+//     sessionId of a GET /sse stream is a valid Mcp-Session-Id at /mcp.
+//   - Resumption replays, per session, every event the server ever sent to that
+//     session on either transport whose ID comes strictly after the cursor
+//     ([ReplayExclusive]), or from the cursor itself ([ReplayInclusive]).
+//     A cursor minted by the legacy listener is therefore "plausible" at /mcp.
+//   - An event written to a stream is considered delivered; nothing is re-sent
+//     unless a resume asks for it.
+//
+// A cursor that is not an event of the session answers 400 (as the official Go
+// SDK does); an unknown session answers 404.
+//
+// # Seed arrangement
+//
+// With FirstEventID 100, a client that opens GET /sse and posts initialize,
+// notifications/initialized, tools/list and a tools/call of search_index with
+// a progress token sees e-100 (initialize result), e-101 (tools/list result),
+// e-102 and e-103 (progress of the call) and e-104 (the call's result). The
+// endpoint event carries no ID. [Server.EmitProgress] (or POST
+// /debug/progress) then emits e-105, a progress notification for another
+// request, which is the first event a resume from e-104 replays.
+//
+// # Test hooks
+//
+// [Server.ToolRuns], [Server.Sessions] and [Server.Events] read the server's
+// state; GET /debug/stats serves the same as JSON. A POST /mcp with the header
+// "X-Dualstack-Hold: 1" (or [Options.HoldPostStreams]) keeps its SSE response
+// open after the result was written, so a client or proxy can cut it after
+// the send.
+package dualstack

@@ -1,0 +1,267 @@
+package dualstack
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+)
+
+// Transport names the listener a session was created on or an event went out
+// on.
+type Transport string
+
+const (
+	// TransportSSE is the legacy HTTP+SSE listener (/sse, /messages).
+	TransportSSE Transport = "sse"
+	// TransportHTTP is the Streamable HTTP listener (/mcp).
+	TransportHTTP Transport = "http"
+	// TransportNone marks an event that was logged while the session had no
+	// open stream to carry it: "sent" to nobody, available only to a resume.
+	TransportNone Transport = ""
+)
+
+// EventKind classifies a logged event.
+type EventKind string
+
+const (
+	// KindResponse is a JSON-RPC response (result or error).
+	KindResponse EventKind = "response"
+	// KindNotification is a JSON-RPC notification.
+	KindNotification EventKind = "notification"
+	// KindPriming is an event with an ID and empty data.
+	KindPriming EventKind = "priming"
+)
+
+// Event is one event of a session's log: every event the server sent to the
+// session, on any transport, in order.
+type Event struct {
+	// ID is the event's ID from the shared allocator.
+	ID EventID
+	// Kind classifies the event.
+	Kind EventKind
+	// Transport is the listener whose stream carried the event when it was
+	// first sent, or TransportNone.
+	Transport Transport
+	// Data is the event's data: one encoded JSON-RPC message, or empty for a
+	// priming event.
+	Data []byte
+
+	// final marks the response that completes the POST stream it was
+	// addressed to.
+	final bool
+}
+
+// SessionInfo describes a session for tests and /debug/stats.
+type SessionInfo struct {
+	// ID is the session ID (the legacy sessionId and the Mcp-Session-Id).
+	ID string `json:"id"`
+	// Origin is the listener that created the session.
+	Origin Transport `json:"origin"`
+	// ProtocolVersion is the version negotiated by initialize, if any.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Events is the number of logged events.
+	Events int `json:"events"`
+	// LastEventID is the last logged event's ID.
+	LastEventID EventID `json:"lastEventId"`
+	// OpenStreams counts the session's open SSE streams.
+	OpenStreams int `json:"openStreams"`
+}
+
+// streamKind tells how a stream ends.
+type streamKind int
+
+const (
+	streamLegacy     streamKind = iota // GET /sse
+	streamPost                         // POST /mcp SSE response
+	streamStandalone                   // GET /mcp
+)
+
+// streamBuffer bounds the events queued for one stream's writer.
+const streamBuffer = 1024
+
+// stream is one open SSE response of a session. Events reach its writer
+// through events; kill ends it from the server side.
+type stream struct {
+	kind      streamKind
+	transport Transport
+	events    chan Event
+	kill      chan struct{}
+	killOnce  sync.Once
+	dead      bool // guarded by the session's mu
+}
+
+func newStream(kind streamKind, t Transport) *stream {
+	return &stream{kind: kind, transport: t, events: make(chan Event, streamBuffer), kill: make(chan struct{})}
+}
+
+func (st *stream) stop() { st.killOnce.Do(func() { close(st.kill) }) }
+
+// Session is one MCP session, shared by both listeners (the seed's bridging).
+type Session struct {
+	id     string
+	origin Transport
+
+	mu              sync.Mutex
+	protocolVersion string
+	log             []Event
+	streams         map[*stream]struct{}
+	legacy          *stream // the GET /sse stream while open
+	standalone      *stream // the GET /mcp stream while open
+	closed          bool
+}
+
+func newSession(origin Transport) *Session {
+	return &Session{id: newSessionID(), origin: origin, streams: map[*stream]struct{}{}}
+}
+
+// newSessionID returns "s-" and 16 random hex digits: visible ASCII, as the
+// specification requires.
+func newSessionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "s-" + hex.EncodeToString(b[:])
+}
+
+// ID returns the session ID.
+func (s *Session) ID() string { return s.id }
+
+// attach registers st as an open stream of the session. It reports false when
+// the session was closed.
+func (s *Session) attach(st *stream) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.attachLocked(st)
+}
+
+func (s *Session) attachLocked(st *stream) bool {
+	if s.closed {
+		return false
+	}
+	s.streams[st] = struct{}{}
+	switch st.kind {
+	case streamLegacy:
+		s.legacy = st
+	case streamStandalone:
+		if s.standalone == nil {
+			s.standalone = st
+		}
+	}
+	return true
+}
+
+// detach forgets st once its writer has returned.
+func (s *Session) detach(st *stream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.dead = true
+	delete(s.streams, st)
+	if s.legacy == st {
+		s.legacy = nil
+	}
+	if s.standalone == st {
+		s.standalone = nil
+	}
+}
+
+// defaultStreamLocked is where an event with no request stream goes: the
+// legacy stream while open, else the standalone GET stream, else nowhere.
+func (s *Session) defaultStreamLocked() *stream {
+	if s.legacy != nil && !s.legacy.dead {
+		return s.legacy
+	}
+	if s.standalone != nil && !s.standalone.dead {
+		return s.standalone
+	}
+	return nil
+}
+
+// appendLocked logs ev and hands it to target (or the default stream when
+// target is nil). A stream whose queue is full loses the event on the wire but
+// the log keeps it, as for a stream that was cut.
+func (s *Session) appendLocked(ev Event, target *stream) Event {
+	dst := target
+	if dst == nil {
+		dst = s.defaultStreamLocked()
+	}
+	if dst != nil && !dst.dead {
+		ev.Transport = dst.transport
+		select {
+		case dst.events <- ev:
+		default:
+			ev.Transport = TransportNone
+		}
+	}
+	s.log = append(s.log, ev)
+	return ev
+}
+
+// close ends the session and every open stream.
+func (s *Session) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for st := range s.streams {
+		st.stop()
+	}
+}
+
+// info snapshots the session.
+func (s *Session) info() SessionInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := SessionInfo{ID: s.id, Origin: s.origin, ProtocolVersion: s.protocolVersion, Events: len(s.log), OpenStreams: len(s.streams)}
+	if n := len(s.log); n > 0 {
+		in.LastEventID = s.log[n-1].ID
+	}
+	return in
+}
+
+// events copies the session's log.
+func (s *Session) events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Event, len(s.log))
+	for i, ev := range s.log {
+		ev.Data = append([]byte(nil), ev.Data...)
+		out[i] = ev
+	}
+	return out
+}
+
+// store holds every session of both listeners, keyed by session ID.
+type store struct {
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+func newStore() *store { return &store{sessions: map[string]*Session{}} }
+
+func (st *store) add(s *Session) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.sessions[s.id] = s
+}
+
+func (st *store) get(id string) *Session {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.sessions[id]
+}
+
+func (st *store) remove(id string) *Session {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s := st.sessions[id]
+	delete(st.sessions, id)
+	return s
+}
+
+func (st *store) all() []*Session {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]*Session, 0, len(st.sessions))
+	for _, s := range st.sessions {
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package dualstack
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+)
+
+// sseHeaders starts an SSE response and flushes it, so a client's Do returns
+// before the first event.
+func sseHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	_ = http.NewResponseController(w).Flush()
+}
+
+// encodeEvent renders one SSE event. Messages are "event: message", an "id"
+// line when the event has one, and the data on one line (encoded JSON has no
+// newline). A priming event is an ID and an empty data line.
+func encodeEvent(name string, id EventID, data []byte) []byte {
+	var b bytes.Buffer
+	b.Grow(len(data) + 48)
+	if name != "" {
+		b.WriteString("event: ")
+		b.WriteString(name)
+		b.WriteByte('\n')
+	}
+	if id != 0 {
+		b.WriteString("id: ")
+		b.WriteString(id.String())
+		b.WriteByte('\n')
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	return b.Bytes()
+}
+
+// writeEvent writes a logged event and flushes it. Once written, the server
+// considers the event delivered (the seed's condition).
+func writeEvent(w http.ResponseWriter, ev Event) error {
+	name := "message"
+	if ev.Kind == KindPriming {
+		name = ""
+	}
+	if _, err := w.Write(encodeEvent(name, ev.ID, ev.Data)); err != nil {
+		return err
+	}
+	return http.NewResponseController(w).Flush()
+}
+
+// pump writes st's events to w until the client goes away, the server or
+// session ends the stream, or (for a POST stream that is not held) the
+// request's response was written. It returns the number of events written.
+func (srv *Server) pump(ctx context.Context, w http.ResponseWriter, st *stream, hold bool) int {
+	n := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return n
+		case <-st.kill:
+			return n
+		case <-srv.ctx.Done():
+			return n
+		case ev := <-st.events:
+			if err := writeEvent(w, ev); err != nil {
+				return n
+			}
+			n++
+			if ev.final && st.kind == streamPost && !hold {
+				return n
+			}
+		}
+	}
+}
