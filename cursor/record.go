@@ -108,11 +108,11 @@ func (r *Record) tailIndex(stream uint32) int {
 }
 
 // find returns the newest tail of transport t whose last or previous event ID
-// is id, or nil.
+// is id, or nil. An empty PrevID means "no previous event" and matches nothing.
 func (r *Record) find(t Transport, id string) *Tail {
 	for i := range r.Tails {
 		tl := &r.Tails[i]
-		if tl.Transport == t && (tl.LastID == id || tl.PrevID == id) {
+		if tl.Transport == t && (tl.LastID == id || tl.PrevID != "" && tl.PrevID == id) {
 			return tl
 		}
 	}
@@ -133,15 +133,27 @@ func (r *Record) find(t Transport, id string) *Tail {
 // 01 00 <created> <updated> 04 "s-77" 01 <stream> 22 05 "e-104" 04 01 "3":
 // the shared-allocator IDs cost one byte for the previous ID.
 //
-// Tails are dropped, oldest first, until the record fits MaxRecordBytes; an
-// error is returned only if the session ID alone does not fit.
+// Only what Decode accepts is written: at most MaxTails tails, and a tail
+// with an ID longer than MaxEventIDBytes is left out. Tails are dropped,
+// oldest first, until the record fits MaxRecordBytes; an error is returned
+// only if the session ID alone does not fit.
 func (r *Record) AppendEncode(dst []byte) ([]byte, error) {
 	if len(r.SessionID) > MaxSessionIDBytes {
 		return dst, errors.New("cursor: session ID longer than 128 bytes is not tracked")
 	}
+	var keep [MaxTails]Tail
+	tails := keep[:0]
+	for _, t := range r.Tails {
+		if len(tails) == MaxTails {
+			break
+		}
+		if len(t.LastID) <= MaxEventIDBytes && len(t.PrevID) <= MaxEventIDBytes {
+			tails = append(tails, t)
+		}
+	}
 	start := len(dst)
-	for n := len(r.Tails); ; n-- {
-		dst = r.appendN(dst[:start], n)
+	for n := len(tails); ; n-- {
+		dst = r.appendTails(dst[:start], tails[:n])
 		if len(dst)-start <= MaxRecordBytes || n == 0 {
 			break
 		}
@@ -149,7 +161,8 @@ func (r *Record) AppendEncode(dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
-func (r *Record) appendN(dst []byte, tails int) []byte {
+// appendTails encodes r with the given tails, whatever their size.
+func (r *Record) appendTails(dst []byte, tails []Tail) []byte {
 	var flags byte
 	if r.Tombstoned {
 		flags |= flagTombstone
@@ -158,9 +171,9 @@ func (r *Record) appendN(dst []byte, tails int) []byte {
 	dst = binary.AppendUvarint(dst, uint64(r.Created))
 	dst = binary.AppendUvarint(dst, uint64(r.Updated))
 	dst = appendString(dst, r.SessionID)
-	dst = append(dst, byte(tails))
-	for i := 0; i < tails; i++ {
-		t := &r.Tails[i]
+	dst = append(dst, byte(len(tails)))
+	for i := range tails {
+		t := &tails[i]
 		b := byte(t.LastKind&tailKindMask)<<tailKindShift | byte(t.Transport&tailTransMask)<<tailTransShift
 		if t.Acked {
 			b |= tailFlagAcked
@@ -190,7 +203,7 @@ func Decode(b []byte) (r Record, ok bool, err error) {
 	if len(b) == 0 || (len(b) == 1 && b[0] == emptySlotMarker) {
 		return Record{}, false, nil
 	}
-	if len(b) > 4*MaxRecordBytes || b[0] != recordVersion || len(b) < 2 {
+	if len(b) > MaxRecordBytes || b[0] != recordVersion || len(b) < 2 {
 		return Record{}, false, errCorrupt
 	}
 	d := decoder{b: b, i: 2}

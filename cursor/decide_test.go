@@ -1,0 +1,374 @@
+package cursor
+
+import "testing"
+
+// tail builds a stream tail for the decision tests.
+func tail(stream uint32, t Transport, last, prev string, kind EventKind, acked bool) Tail {
+	return Tail{Stream: stream, Transport: t, LastID: last, PrevID: prev, LastKind: kind, Acked: acked}
+}
+
+// rec builds a live record of session "s-77" holding tails, newest first.
+func rec(tails ...Tail) *Record {
+	return &Record{SessionID: "s-77", Created: 100, Updated: 200, Tails: tails}
+}
+
+// Policies used by the table, named after the option they set.
+var (
+	defaults    = Policy{}
+	passthrough = Policy{Untagged: UntaggedPassthrough}
+	unknownRe   = Policy{Unknown: UnknownReinit}
+	rewind      = Policy{Unacked: UnackedRewind}
+	observe     = Policy{Unacked: UnackedObserve}
+	inclusive   = Policy{Replay: ReplayInclusive}
+	scopeAll    = Policy{Scope: ScopeAll}
+	// lenient sets every option to its least strict value: the rows that
+	// re-initialize "always" must still do so under it.
+	lenient = Policy{Untagged: UntaggedPassthrough, Unacked: UnackedObserve, Scope: ScopeAll, Replay: ReplayInclusive}
+)
+
+// The seed's tail: e-104, a tools/call result, sent on a legacy SSE stream
+// that an idle timeout cut before the client drained it.
+var seedTail = tail(7, TransportSSE, "e-104", "e-103", KindResponse, false)
+
+// The same drain race on a Streamable HTTP stream.
+var raceHTTP = tail(9, TransportHTTP, "e-104", "e-103", KindResponse, false)
+
+type decideCase struct {
+	name   string
+	route  Transport
+	cursor string
+	rec    *Record
+	policy Policy
+
+	action   Action
+	reason   Reason
+	cursorTo string // Decision.Cursor
+	rewound  bool
+	detected bool
+	stream   uint32 // Stream of Decision.Tail; 0 means Tail must be nil
+}
+
+// decideCases holds every row of the decision table of DESIGN.md §2 (and of
+// Decide's doc comment) and every policy option that changes a row.
+var decideCases = []decideCase{
+	// Row "no cursor": forward, whatever the record says.
+	{name: "no_cursor/no_record", route: TransportHTTP, cursor: "", rec: nil, policy: defaults,
+		action: Forward, reason: ReasonNoCursor},
+	{name: "no_cursor/unacked_race_tail_present", route: TransportHTTP, cursor: "", rec: rec(raceHTTP), policy: defaults,
+		action: Forward, reason: ReasonNoCursor},
+	{name: "no_cursor/legacy_route", route: TransportSSE, cursor: "", rec: rec(seedTail), policy: unknownRe,
+		action: Forward, reason: ReasonNoCursor},
+
+	// Row "tombstoned session": re-init again; it beats every other row.
+	{name: "tombstoned/beats_no_cursor", route: TransportHTTP, cursor: "",
+		rec: &Record{SessionID: "s-77", Tombstoned: true}, policy: defaults,
+		action: Reinit, reason: ReasonTombstoned},
+	{name: "tombstoned/beats_normal_cursor", route: TransportHTTP, cursor: "http:e-103",
+		rec: &Record{SessionID: "s-77", Tombstoned: true, Tails: []Tail{raceHTTP}}, policy: defaults,
+		action: Reinit, reason: ReasonTombstoned},
+	{name: "tombstoned/beats_untagged_passthrough", route: TransportHTTP, cursor: "e-104",
+		rec: &Record{SessionID: "s-77", Tombstoned: true}, policy: lenient,
+		action: Reinit, reason: ReasonTombstoned},
+	{name: "tombstoned/beats_cross_transport", route: TransportHTTP, cursor: "sse:e-104",
+		rec: &Record{SessionID: "s-77", Tombstoned: true, Tails: []Tail{seedTail}}, policy: defaults,
+		action: Reinit, reason: ReasonTombstoned},
+
+	// Row "untagged": re-init by default, passthrough for the rollout window.
+	{name: "untagged/default_reinit", route: TransportHTTP, cursor: "e-104", rec: nil, policy: defaults,
+		action: Reinit, reason: ReasonUntagged},
+	{name: "untagged/default_reinit_even_if_a_tail_has_the_id", route: TransportHTTP, cursor: "e-103",
+		rec: rec(raceHTTP), policy: defaults,
+		action: Reinit, reason: ReasonUntagged},
+	{name: "untagged/unknown_prefix", route: TransportSSE, cursor: "ws:e-104", rec: nil, policy: defaults,
+		action: Reinit, reason: ReasonUntagged},
+	{name: "untagged/prefix_is_case_sensitive", route: TransportSSE, cursor: "SSE:e-104", rec: rec(seedTail), policy: defaults,
+		action: Reinit, reason: ReasonUntagged},
+	{name: "untagged/passthrough_forwards_unchanged", route: TransportHTTP, cursor: "e-104", rec: rec(raceHTTP), policy: passthrough,
+		action: Forward, reason: ReasonUntagged},
+	{name: "untagged/passthrough_on_legacy_route", route: TransportSSE, cursor: "e-104", rec: nil, policy: passthrough,
+		action: Forward, reason: ReasonUntagged},
+
+	// Row "cross-transport": re-init, always, and always detected.
+	{name: "cross_transport/seed_sse_cursor_on_http_route", route: TransportHTTP, cursor: "sse:e-104", rec: rec(seedTail), policy: defaults,
+		action: Reinit, reason: ReasonCrossTransport, detected: true},
+	{name: "cross_transport/http_cursor_on_sse_route", route: TransportSSE, cursor: "http:e-104", rec: rec(raceHTTP), policy: defaults,
+		action: Reinit, reason: ReasonCrossTransport, detected: true},
+	{name: "cross_transport/no_record", route: TransportHTTP, cursor: "sse:e-1", rec: nil, policy: defaults,
+		action: Reinit, reason: ReasonCrossTransport, detected: true},
+	{name: "cross_transport/always_even_when_lenient", route: TransportHTTP, cursor: "sse:e-104", rec: rec(seedTail), policy: lenient,
+		action: Reinit, reason: ReasonCrossTransport, detected: true},
+	{name: "cross_transport/always_even_with_unknown_reinit_off_and_acked_tail", route: TransportHTTP, cursor: "sse:e-104",
+		rec: rec(tail(7, TransportSSE, "e-104", "e-103", KindResponse, true)), policy: rewind,
+		action: Reinit, reason: ReasonCrossTransport, detected: true},
+
+	// Row "unknown": same transport, no record or no tail mentions the cursor.
+	{name: "unknown/no_record_forward_stripped", route: TransportHTTP, cursor: "http:e-104", rec: nil, policy: defaults,
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "e-104"},
+	{name: "unknown/record_without_tails", route: TransportSSE, cursor: "sse:e-104", rec: rec(), policy: defaults,
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "e-104"},
+	{name: "unknown/older_id_than_any_tail", route: TransportHTTP, cursor: "http:e-100", rec: rec(raceHTTP), policy: defaults,
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "e-100"},
+	{name: "unknown/tail_of_other_transport_with_same_id_does_not_match", route: TransportHTTP, cursor: "http:e-104",
+		rec: rec(seedTail), policy: defaults,
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "e-104"},
+	{name: "unknown/reinit_option", route: TransportHTTP, cursor: "http:e-104", rec: nil, policy: unknownRe,
+		action: Reinit, reason: ReasonUnknown},
+	{name: "unknown/reinit_option_other_transport_tail", route: TransportHTTP, cursor: "http:e-104", rec: rec(seedTail), policy: unknownRe,
+		action: Reinit, reason: ReasonUnknown},
+	{name: "unknown/tagged_empty_id_is_not_an_absent_prev", route: TransportHTTP, cursor: "http:",
+		rec: rec(tail(9, TransportHTTP, "e-1", "", KindResponse, false)), policy: defaults,
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: ""},
+	{name: "unknown/only_one_tag_removed", route: TransportHTTP, cursor: "http:http:e-104", rec: rec(raceHTTP), policy: defaults,
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "http:e-104"},
+
+	// Row "drain race": cursor = last ID of an unacked tail, kind in scope.
+	{name: "drain_race/default_reinit", route: TransportHTTP, cursor: "http:e-104", rec: rec(raceHTTP), policy: defaults,
+		action: Reinit, reason: ReasonDrainRace, detected: true, stream: 9},
+	{name: "drain_race/legacy_route_default_reinit", route: TransportSSE, cursor: "sse:e-104", rec: rec(seedTail), policy: defaults,
+		action: Reinit, reason: ReasonDrainRace, detected: true, stream: 7},
+	{name: "drain_race/rewind_to_prev", route: TransportHTTP, cursor: "http:e-104", rec: rec(raceHTTP), policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-103", rewound: true, detected: true, stream: 9},
+	{name: "drain_race/rewind_without_prev_reinits", route: TransportHTTP, cursor: "http:e-1",
+		rec: rec(tail(3, TransportHTTP, "e-1", "", KindResponse, false)), policy: rewind,
+		action: Reinit, reason: ReasonDrainRace, detected: true, stream: 3},
+	{name: "drain_race/observe_forwards_stripped", route: TransportHTTP, cursor: "http:e-104", rec: rec(raceHTTP), policy: observe,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-104", detected: true, stream: 9},
+	{name: "drain_race/observe_without_prev", route: TransportSSE, cursor: "sse:e-1",
+		rec: rec(tail(3, TransportSSE, "e-1", "", KindResponse, false)), policy: observe,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-1", detected: true, stream: 3},
+	{name: "drain_race/upstream_replay_inclusive", route: TransportHTTP, cursor: "http:e-104", rec: rec(raceHTTP), policy: inclusive,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-104", detected: true, stream: 9},
+	{name: "drain_race/upstream_replay_inclusive_beats_rewind", route: TransportHTTP, cursor: "http:e-104", rec: rec(raceHTTP),
+		policy: Policy{Replay: ReplayInclusive, Unacked: UnackedRewind},
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-104", detected: true, stream: 9},
+	{name: "drain_race/upstream_replay_inclusive_without_prev", route: TransportHTTP, cursor: "http:e-1",
+		rec: rec(tail(3, TransportHTTP, "e-1", "", KindResponse, false)), policy: Policy{Replay: ReplayInclusive, Unacked: UnackedRewind},
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-1", detected: true, stream: 3},
+	{name: "drain_race/scope_all_notification", route: TransportHTTP, cursor: "http:e-105",
+		rec: rec(tail(4, TransportHTTP, "e-105", "e-104", KindNotification, false)), policy: scopeAll,
+		action: Reinit, reason: ReasonDrainRace, detected: true, stream: 4},
+	{name: "drain_race/scope_all_request", route: TransportHTTP, cursor: "http:e-105",
+		rec: rec(tail(4, TransportHTTP, "e-105", "e-104", KindRequest, false)), policy: scopeAll,
+		action: Reinit, reason: ReasonDrainRace, detected: true, stream: 4},
+	{name: "drain_race/scope_all_priming", route: TransportHTTP, cursor: "http:p-0",
+		rec: rec(tail(4, TransportHTTP, "p-0", "", KindPriming, false)), policy: Policy{Scope: ScopeAll, Unacked: UnackedRewind},
+		action: Reinit, reason: ReasonDrainRace, detected: true, stream: 4},
+	{name: "drain_race/scope_all_other_rewind", route: TransportSSE, cursor: "sse:e-2",
+		rec: rec(tail(4, TransportSSE, "e-2", "e-1", KindOther, false)), policy: Policy{Scope: ScopeAll, Unacked: UnackedRewind},
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-1", rewound: true, detected: true, stream: 4},
+	{name: "drain_race/newest_matching_tail_wins", route: TransportHTTP, cursor: "http:e-104",
+		rec: rec(raceHTTP, tail(2, TransportHTTP, "e-104", "e-50", KindResponse, true)), policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-103", rewound: true, detected: true, stream: 9},
+	{name: "drain_race/other_transport_tail_ignored", route: TransportHTTP, cursor: "http:e-104",
+		rec: rec(seedTail, raceHTTP), policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-103", rewound: true, detected: true, stream: 9},
+
+	// Row "normal": anything else, forward with the tag stripped.
+	{name: "normal/acked_tail", route: TransportHTTP, cursor: "http:e-104",
+		rec: rec(tail(9, TransportHTTP, "e-104", "e-103", KindResponse, true)), policy: defaults,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-104", stream: 9},
+	{name: "normal/acked_tail_scope_all", route: TransportSSE, cursor: "sse:e-104",
+		rec: rec(tail(7, TransportSSE, "e-104", "e-103", KindNotification, true)), policy: scopeAll,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-104", stream: 7},
+	{name: "normal/cursor_is_prev_of_unacked_tail", route: TransportHTTP, cursor: "http:e-103", rec: rec(raceHTTP), policy: defaults,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-103", stream: 9},
+	{name: "normal/cursor_is_prev_legacy", route: TransportSSE, cursor: "sse:e-103", rec: rec(seedTail), policy: rewind,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-103", stream: 7},
+	{name: "normal/scope_responses_notification_last", route: TransportHTTP, cursor: "http:e-105",
+		rec: rec(tail(4, TransportHTTP, "e-105", "e-104", KindNotification, false)), policy: defaults,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-105", stream: 4},
+	{name: "normal/scope_responses_request_last", route: TransportHTTP, cursor: "http:e-105",
+		rec: rec(tail(4, TransportHTTP, "e-105", "e-104", KindRequest, false)), policy: defaults,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-105", stream: 4},
+	{name: "normal/scope_responses_priming_last", route: TransportHTTP, cursor: "http:p-0",
+		rec: rec(tail(4, TransportHTTP, "p-0", "", KindPriming, false)), policy: defaults,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "p-0", stream: 4},
+	{name: "normal/scope_responses_other_last", route: TransportSSE, cursor: "sse:endpoint-0",
+		rec: rec(tail(4, TransportSSE, "endpoint-0", "", KindOther, false)), policy: defaults,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "endpoint-0", stream: 4},
+	{name: "normal/second_tail_matches", route: TransportHTTP, cursor: "http:e-7",
+		rec: rec(raceHTTP, tail(2, TransportHTTP, "e-7", "e-6", KindResponse, true)), policy: defaults,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-7", stream: 2},
+	{name: "normal/id_with_colon_and_nul", route: TransportHTTP, cursor: "http:a:b\x00c",
+		rec: rec(tail(5, TransportHTTP, "a:b\x00c", "a:b", KindResponse, true)), policy: defaults,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "a:b\x00c", stream: 5},
+}
+
+func TestDecide(t *testing.T) {
+	for _, tc := range decideCases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.route, tc.cursor, tc.rec, tc.policy)
+			if d.Action != tc.action {
+				t.Errorf("Action = %d, want %d", d.Action, tc.action)
+			}
+			if d.Reason != tc.reason {
+				t.Errorf("Reason = %v, want %v", d.Reason, tc.reason)
+			}
+			if d.Cursor != tc.cursorTo {
+				t.Errorf("Cursor = %q, want %q", d.Cursor, tc.cursorTo)
+			}
+			if d.Rewound != tc.rewound {
+				t.Errorf("Rewound = %v, want %v", d.Rewound, tc.rewound)
+			}
+			if d.Detected() != tc.detected {
+				t.Errorf("Detected() = %v, want %v", d.Detected(), tc.detected)
+			}
+			switch {
+			case tc.stream == 0 && d.Tail != nil:
+				t.Errorf("Tail = %+v, want nil", *d.Tail)
+			case tc.stream != 0 && d.Tail == nil:
+				t.Errorf("Tail = nil, want stream %d", tc.stream)
+			case tc.stream != 0 && d.Tail.Stream != tc.stream:
+				t.Errorf("Tail.Stream = %d, want %d", d.Tail.Stream, tc.stream)
+			}
+			// Invariants that hold on every row.
+			if d.Action != ForwardCursor && d.Cursor != "" {
+				t.Errorf("Cursor %q set with Action %d", d.Cursor, d.Action)
+			}
+			if d.Rewound && d.Reason != ReasonDrainRace {
+				t.Errorf("Rewound with reason %v", d.Reason)
+			}
+		})
+	}
+}
+
+// TestDecideSeed is the incident of the seed, literally: the legacy stream
+// was cut after e-104 (a tools/call result) went out unacknowledged, and the
+// client resumes on the Streamable HTTP endpoint with the tagged cursor.
+func TestDecideSeed(t *testing.T) {
+	var r Record
+	r.SessionID = "s-77"
+	r.Observe(1, TransportSSE, "e-100", "", KindOther, 10) // endpoint event
+	for i, id := range []string{"e-101", "e-102", "e-103", "e-104"} {
+		prev := r.Tails[0].LastID
+		kind := KindNotification
+		if id == "e-104" {
+			kind = KindResponse
+		}
+		r.Observe(1, TransportSSE, id, prev, kind, uint32(11+i))
+	}
+	// The idle timeout cut the stream: no Ack.
+	cursor := Tagged(TransportSSE, "e-104")
+	if cursor != "sse:e-104" {
+		t.Fatalf("Tagged = %q, want sse:e-104", cursor)
+	}
+	d := Decide(TransportHTTP, cursor, &r, Policy{})
+	if d.Action != Reinit || d.Reason != ReasonCrossTransport || !d.Detected() {
+		t.Fatalf("seed resume: got %+v, want Reinit cross_transport detected", d)
+	}
+	if got := d.Reason.String(); got != "cross_transport" {
+		t.Errorf("Reason.String() = %q, want cross_transport", got)
+	}
+	// Even the most lenient configuration never forwards it.
+	lenient := Policy{Untagged: UntaggedPassthrough, Unacked: UnackedObserve, Scope: ScopeAll, Replay: ReplayInclusive}
+	if d := Decide(TransportHTTP, cursor, &r, lenient); d.Action != Reinit {
+		t.Errorf("seed resume under lenient policy: got action %d, want Reinit", d.Action)
+	}
+	// The same cursor on the legacy route is the drain race itself.
+	d = Decide(TransportSSE, cursor, &r, Policy{})
+	if d.Action != Reinit || d.Reason != ReasonDrainRace {
+		t.Errorf("legacy resume at e-104: got %+v, want Reinit drain_race", d)
+	}
+	d = Decide(TransportSSE, cursor, &r, Policy{Unacked: UnackedRewind})
+	if d.Action != ForwardCursor || d.Cursor != "e-103" || !d.Rewound {
+		t.Errorf("legacy resume at e-104 with rewind: got %+v, want forward e-103 rewound", d)
+	}
+	// Had the stream ended cleanly, resuming there would be normal.
+	r.Ack(1, 20)
+	d = Decide(TransportSSE, cursor, &r, Policy{})
+	if d.Action != ForwardCursor || d.Reason != ReasonNormal || d.Cursor != "e-104" {
+		t.Errorf("legacy resume after ack: got %+v, want forward e-104 normal", d)
+	}
+}
+
+// TestDecideTableCoversEveryReason fails when a Reason is added without a
+// row in decideCases.
+func TestDecideTableCoversEveryReason(t *testing.T) {
+	seen := map[Reason]bool{}
+	for _, tc := range decideCases {
+		seen[tc.reason] = true
+	}
+	for r := ReasonNoCursor; r <= ReasonTombstoned; r++ {
+		if !seen[r] {
+			t.Errorf("no decision case has reason %v", r)
+		}
+	}
+	if len(reasonNames) != int(ReasonTombstoned)+1 {
+		t.Errorf("reasonNames has %d entries, want %d: a reason was added", len(reasonNames), ReasonTombstoned+1)
+	}
+}
+
+// TestDecideDoesNotModifyRecord: Decide is a pure function of its inputs.
+func TestDecideDoesNotModifyRecord(t *testing.T) {
+	for _, tc := range decideCases {
+		if tc.rec == nil {
+			continue
+		}
+		before := cloneRecord(tc.rec)
+		Decide(tc.route, tc.cursor, tc.rec, tc.policy)
+		if !recordsEqual(before, *tc.rec) {
+			t.Errorf("%s: Decide changed the record: %+v → %+v", tc.name, before, *tc.rec)
+		}
+	}
+}
+
+func TestReasonString(t *testing.T) {
+	want := map[Reason]string{
+		ReasonNoCursor:       "no_cursor",
+		ReasonNormal:         "normal",
+		ReasonUnknown:        "unknown_cursor",
+		ReasonUntagged:       "untagged_cursor",
+		ReasonCrossTransport: "cross_transport",
+		ReasonDrainRace:      "drain_race",
+		ReasonTombstoned:     "tombstoned",
+		Reason(200):          "invalid",
+	}
+	for r, s := range want {
+		if got := r.String(); got != s {
+			t.Errorf("Reason(%d).String() = %q, want %q", r, got, s)
+		}
+	}
+}
+
+func TestPolicyInScope(t *testing.T) {
+	for k := KindOther; k <= KindPriming; k++ {
+		if got, want := (Policy{}).InScope(k), k == KindResponse; got != want {
+			t.Errorf("scope responses, kind %v: InScope = %v, want %v", k, got, want)
+		}
+		if !(Policy{Scope: ScopeAll}).InScope(k) {
+			t.Errorf("scope all, kind %v: InScope = false", k)
+		}
+	}
+}
+
+func TestEventKindString(t *testing.T) {
+	want := []string{"other", "response", "request", "notification", "priming"}
+	for i, s := range want {
+		if got := EventKind(i).String(); got != s {
+			t.Errorf("EventKind(%d).String() = %q, want %q", i, got, s)
+		}
+	}
+	if got := EventKind(99).String(); got != "invalid" {
+		t.Errorf("EventKind(99).String() = %q, want invalid", got)
+	}
+}
+
+func cloneRecord(r *Record) Record {
+	c := *r
+	c.Tails = append([]Tail(nil), r.Tails...)
+	return c
+}
+
+// recordsEqual compares two records, treating nil and empty Tails alike.
+func recordsEqual(a, b Record) bool {
+	if a.SessionID != b.SessionID || a.Tombstoned != b.Tombstoned ||
+		a.Created != b.Created || a.Updated != b.Updated || len(a.Tails) != len(b.Tails) {
+		return false
+	}
+	for i := range a.Tails {
+		if a.Tails[i] != b.Tails[i] {
+			return false
+		}
+	}
+	return true
+}
