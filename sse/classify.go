@@ -13,8 +13,8 @@ import (
 // primes the stream depends on its id, which the Rewriter knows.
 //
 //   - An event type other than "" or "message" is KindOther.
-//   - A JSON object with "method" is KindRequest when it also has "id",
-//     else KindNotification; one with "result" or "error" is KindResponse.
+//   - A JSON object with "result" or "error" is KindResponse; else one with
+//     "method" is KindRequest when it also has "id", else KindNotification.
 //   - A truncated object in which neither "method" nor "result"/"error" is
 //     visible is KindResponse: a large response whose "id" (or whose cut-off
 //     "result") is the only key seen must not be mistaken for anything else,
@@ -45,15 +45,32 @@ func Classify(eventType, dataPrefix []byte, truncated bool) cursor.EventKind {
 }
 
 // classifyObject classifies one JSON-RPC message; truncated reports that obj
-// is cut short.
+// is cut short. It reads the top-level keys in one pass, stopping at
+// "result" or "error": a message that also has "method" is not valid
+// JSON-RPC, and counting it as a response is the safe side.
+// A value cut short by the end of obj still counts as present (gjson hands
+// over a cut-off object or array as is, and stops before a cut-off scalar).
 func classifyObject(obj string, truncated bool) cursor.EventKind {
-	if gjson.Get(obj, "method").Exists() {
-		if gjson.Get(obj, "id").Exists() {
-			return cursor.KindRequest
+	var method, id, response bool
+	gjson.Parse(obj).ForEach(func(key, _ gjson.Result) bool {
+		switch key.Str {
+		case "method":
+			method = true
+		case "id":
+			id = true
+		case "result", "error":
+			response = true
 		}
+		return !response
+	})
+	switch {
+	case response:
+		return cursor.KindResponse
+	case method && id:
+		return cursor.KindRequest
+	case method:
 		return cursor.KindNotification
-	}
-	if truncated || gjson.Get(obj, "result").Exists() || gjson.Get(obj, "error").Exists() {
+	case truncated:
 		return cursor.KindResponse
 	}
 	return cursor.KindOther

@@ -1,0 +1,53 @@
+package sse
+
+import (
+	"testing"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+)
+
+// benchStream is about 2 MB of typical MCP traffic in 16 KiB chunks.
+var benchStream = chunked(mcpStream(5000), 16<<10)
+
+func streamBytes(chunks [][]byte) int64 {
+	var n int64
+	for _, c := range chunks {
+		n += int64(len(c))
+	}
+	return n
+}
+
+// BenchmarkRewrite measures the rewriter on the whole stream, events and
+// classification included.
+func BenchmarkRewrite(b *testing.B) {
+	r := NewRewriter(cursor.TransportSSE, 0)
+	dst := make([]byte, 0, 32<<10)
+	b.SetBytes(streamBytes(benchStream))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Reset(cursor.TransportSSE, 0)
+		for _, c := range benchStream {
+			dst, _ = r.Rewrite(dst[:0], c, false)
+		}
+	}
+}
+
+// BenchmarkCopy is the floor: copying the same chunks into the same buffer.
+func BenchmarkCopy(b *testing.B) {
+	dst := make([]byte, 0, 32<<10)
+	b.SetBytes(streamBytes(benchStream))
+	for b.Loop() {
+		for _, c := range benchStream {
+			dst = append(dst[:0], c...)
+		}
+	}
+}
+
+// BenchmarkClassify measures one classification of each kind.
+func BenchmarkClassify(b *testing.B) {
+	resp, notif := []byte(respJSON), []byte(notifJSON)
+	for b.Loop() {
+		Classify(nil, resp, false)
+		Classify(nil, notif, false)
+	}
+}
