@@ -68,7 +68,7 @@ func (s *Store) TakeConflicts() int {
 // candidates returns the two slot indexes of session.
 func (s *Store) candidates(session string) (uint32, uint32) {
 	h := fnv64(session)
-	n := uint64(s.Slots)
+	n := max(uint64(s.Slots), 1) // a zero Store must not divide by zero
 	a := uint32(h % n)
 	b := uint32((h >> 32 * 0x9E3779B1) % n)
 	if b == a && n > 1 {
@@ -169,33 +169,35 @@ func (s *Store) Update(session string, now uint32, create bool, change func(*Rec
 	return ErrContention
 }
 
-// Delete frees the slot of session, if it holds it.
+// Delete frees the slot of session, if it holds it. It returns ErrContention
+// when other workers kept changing the slot through every retry.
 func (s *Store) Delete(session string, now uint32) error {
 	if session == "" || len(session) > MaxSessionIDBytes {
 		return nil
 	}
 	a, b := s.candidates(session)
 	for _, i := range [2]uint32{a, b} {
-		for attempt := 0; attempt < maxCASAttempts; attempt++ {
-			sl, err := s.read(i, now)
-			if err != nil {
-				return err
-			}
-			if !sl.filled || sl.rec.SessionID != session {
-				break
-			}
-			err = s.Data.Set(sl.key, EmptySlot, sl.cas)
-			if errors.Is(err, ErrCASMismatch) {
-				s.conflicts++
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			break
+		if err := s.free(i, session, now); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// free empties slot i if it holds session, retrying on CAS conflicts.
+func (s *Store) free(i uint32, session string, now uint32) error {
+	for attempt := 0; attempt < maxCASAttempts; attempt++ {
+		sl, err := s.read(i, now)
+		if err != nil || !sl.filled || sl.rec.SessionID != session {
+			return err
+		}
+		err = s.Data.Set(sl.key, EmptySlot, sl.cas)
+		if !errors.Is(err, ErrCASMismatch) {
+			return err
+		}
+		s.conflicts++
+	}
+	return ErrContention
 }
 
 // fnv64 is FNV-1a, 64 bit: a hash every worker VM computes identically.

@@ -1,0 +1,597 @@
+package cursor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// fakeShared is shared data with Envoy's semantics (ENVOY-FACTS.md): cas 0
+// writes unconditionally, writing a missing key ignores cas, every write gets
+// a new non-zero cas, a stale cas fails with ErrCASMismatch. No delete.
+type fakeShared struct {
+	m       map[string]fakeEntry
+	nextCAS uint32
+	gets    int
+	sets    int
+	maxKeys int
+}
+
+type fakeEntry struct {
+	value []byte
+	cas   uint32
+}
+
+func newFakeShared() *fakeShared { return &fakeShared{m: map[string]fakeEntry{}} }
+
+func (f *fakeShared) Get(key []byte) ([]byte, uint32, error) {
+	f.gets++
+	e, ok := f.m[string(key)]
+	if !ok {
+		return nil, 0, ErrNotFound
+	}
+	return bytes.Clone(e.value), e.cas, nil
+}
+
+func (f *fakeShared) Set(key, value []byte, cas uint32) error {
+	f.sets++
+	e, ok := f.m[string(key)]
+	if ok && cas != 0 && cas != e.cas {
+		return ErrCASMismatch
+	}
+	f.nextCAS++
+	if f.nextCAS == 0 {
+		f.nextCAS = 1
+	}
+	f.m[string(key)] = fakeEntry{value: bytes.Clone(value), cas: f.nextCAS}
+	f.maxKeys = max(f.maxKeys, len(f.m))
+	return nil
+}
+
+func TestFakeSharedSemantics(t *testing.T) {
+	f := newFakeShared()
+	k := []byte("k")
+	if _, _, err := f.Get(k); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get of a missing key: %v", err)
+	}
+	if err := f.Set(k, []byte("a"), 12345); err != nil {
+		t.Fatalf("Set of a missing key with a cas: %v", err)
+	}
+	_, c1, _ := f.Get(k)
+	if c1 == 0 {
+		t.Fatal("cas 0 after a write")
+	}
+	if err := f.Set(k, []byte("b"), 0); err != nil {
+		t.Fatalf("unconditional Set: %v", err)
+	}
+	if err := f.Set(k, []byte("c"), c1); !errors.Is(err, ErrCASMismatch) {
+		t.Fatalf("stale cas: %v", err)
+	}
+	v, c2, _ := f.Get(k)
+	if string(v) != "b" || c2 == c1 {
+		t.Fatalf("after a stale write: %q cas %d (old %d)", v, c2, c1)
+	}
+	if err := f.Set(k, []byte("d"), c2); err != nil {
+		t.Fatalf("current cas: %v", err)
+	}
+}
+
+func newStore(data SharedData, slots, ttl uint32) *Store {
+	return &Store{Data: data, Slots: slots, TTL: ttl}
+}
+
+// observeChange is an Update change that records an event on a stream.
+func observeChange(stream uint32, last, prev string, now uint32) func(*Record) bool {
+	return func(r *Record) bool {
+		r.Observe(stream, TransportHTTP, last, prev, KindResponse, now)
+		return true
+	}
+}
+
+func TestStoreUpdateCreatesAndLoadFinds(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 100, 3600)
+	if err := s.Update("s-77", 1000, true, observeChange(1, "e-104", "e-103", 1000)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Load("s-77", 1001)
+	if err != nil || r == nil {
+		t.Fatalf("Load = %v, %v", r, err)
+	}
+	if r.SessionID != "s-77" || r.Created != 1000 || r.Updated != 1000 {
+		t.Errorf("record header %+v", r)
+	}
+	checkTails(t, "created record", *r, []Tail{{Stream: 1, Transport: TransportHTTP, LastID: "e-104", PrevID: "e-103", LastKind: KindResponse}})
+	if len(f.m) != 1 {
+		t.Errorf("%d keys written, want 1", len(f.m))
+	}
+	for k := range f.m {
+		if !strings.HasPrefix(k, KeyPrefix) {
+			t.Errorf("key %q lacks the prefix %q", k, KeyPrefix)
+		}
+	}
+
+	// A second Update sees the first one's change.
+	if err := s.Update("s-77", 1002, false, func(r *Record) bool { return r.Ack(1, 1002) }); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = s.Load("s-77", 1003)
+	if r == nil || !r.Tails[0].Acked || r.Updated != 1002 || r.Created != 1000 {
+		t.Fatalf("after Ack: %+v", r)
+	}
+
+	// Another session is not confused with it.
+	if r, _ := s.Load("s-78", 1003); r != nil {
+		t.Errorf("Load of a session never written = %+v", r)
+	}
+}
+
+func TestStoreUpdateWithoutCreate(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 100, 3600)
+	called := false
+	err := s.Update("unknown", 10, false, func(*Record) bool { called = true; return true })
+	if err != nil || called {
+		t.Fatalf("Update(create=false) on an unknown session: err %v, change called %v", err, called)
+	}
+	if f.sets != 0 || len(f.m) != 0 {
+		t.Fatalf("Update(create=false) wrote %d times", f.sets)
+	}
+}
+
+func TestStoreUnchangedIsNotWritten(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 100, 3600)
+	if err := s.Update("s", 10, true, func(*Record) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if f.sets != 0 {
+		t.Fatalf("a change that reported nothing was written (%d sets)", f.sets)
+	}
+}
+
+func TestStoreIgnoresUntrackableSessions(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 100, 3600)
+	long := strings.Repeat("s", MaxSessionIDBytes+1)
+	for _, sess := range []string{"", long} {
+		if err := s.Update(sess, 10, true, observeChange(1, "e-1", "", 10)); err != nil {
+			t.Errorf("Update(%.10q...): %v", sess, err)
+		}
+		if r, err := s.Load(sess, 10); r != nil || err != nil {
+			t.Errorf("Load(%.10q...) = %v, %v", sess, r, err)
+		}
+		if err := s.Delete(sess, 10); err != nil {
+			t.Errorf("Delete(%.10q...): %v", sess, err)
+		}
+	}
+	if f.sets != 0 || f.gets != 0 {
+		t.Fatalf("untrackable sessions touched shared data: %d gets, %d sets", f.gets, f.sets)
+	}
+	edge := strings.Repeat("s", MaxSessionIDBytes)
+	if err := s.Update(edge, 10, true, observeChange(1, "e-1", "", 10)); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Load(edge, 10); r == nil {
+		t.Fatal("a session ID of exactly MaxSessionIDBytes is not tracked")
+	}
+}
+
+func TestStoreDelete(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 100, 3600)
+	s.Update("s-77", 10, true, observeChange(1, "e-1", "", 10))
+	s.Update("s-78", 10, true, observeChange(2, "e-2", "", 10))
+	if err := s.Delete("s-77", 11); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Load("s-77", 12); r != nil {
+		t.Fatalf("Load after Delete = %+v", r)
+	}
+	if r, _ := s.Load("s-78", 12); r == nil {
+		t.Fatal("Delete of s-77 lost s-78")
+	}
+	emptied := 0
+	for _, e := range f.m {
+		if bytes.Equal(e.value, EmptySlot) {
+			emptied++
+		}
+	}
+	if emptied != 1 {
+		t.Errorf("%d slots hold EmptySlot, want 1", emptied)
+	}
+	// Deleting again, or an unknown session, writes nothing.
+	sets := f.sets
+	s.Delete("s-77", 13)
+	s.Delete("never", 13)
+	if f.sets != sets {
+		t.Errorf("Delete of absent sessions wrote %d times", f.sets-sets)
+	}
+	// The freed slot is reused: a new Update with create recreates it.
+	if err := s.Update("s-77", 14, true, observeChange(3, "e-3", "", 14)); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := s.Load("s-77", 14)
+	if r == nil || r.Created != 14 || len(r.Tails) != 1 || r.Tails[0].Stream != 3 {
+		t.Fatalf("recreated record %+v, want a fresh one", r)
+	}
+}
+
+func TestStoreTombstoneSurvivesUpdates(t *testing.T) {
+	s := newStore(newFakeShared(), 100, 3600)
+	s.Update("s-77", 10, true, observeChange(1, "e-104", "e-103", 10))
+	s.Update("s-77", 11, true, func(r *Record) bool { r.Tombstone(11); return true })
+	s.Update("s-77", 12, false, observeChange(2, "e-105", "e-104", 12))
+	r, _ := s.Load("s-77", 13)
+	if r == nil || !r.Tombstoned || len(r.Tails) != 2 {
+		t.Fatalf("record %+v, want tombstoned with two tails", r)
+	}
+	if d := Decide(TransportHTTP, "", r, Policy{}); d.Reason != ReasonTombstoned {
+		t.Errorf("Decide on the stored tombstone = %v", d.Reason)
+	}
+}
+
+func TestStoreTTL(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 1, 60) // one slot: every session competes for it
+	s.Update("old", 1000, true, observeChange(1, "e-1", "", 1000))
+	if r, _ := s.Load("old", 1060); r == nil {
+		t.Fatal("record invisible at exactly TTL")
+	}
+	if r, _ := s.Load("old", 1061); r != nil {
+		t.Fatalf("record older than TTL is visible: %+v", r)
+	}
+	// An expired record does not come back with create=false...
+	called := false
+	s.Update("old", 1061, false, func(*Record) bool { called = true; return true })
+	if called {
+		t.Error("Update(create=false) saw an expired record")
+	}
+	// ...and with create=true it starts afresh, not from the stale tails.
+	s.Update("old", 1062, true, func(r *Record) bool {
+		if len(r.Tails) != 0 || r.Created != 1062 {
+			t.Errorf("Update(create=true) on an expired record got %+v", r)
+		}
+		return false
+	})
+	// Its slot is reused by a new session.
+	if err := s.Update("new", 1062, true, observeChange(2, "e-2", "", 1062)); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Load("new", 1062); r == nil {
+		t.Fatal("new session not stored in the expired slot")
+	}
+	if len(f.m) != 1 {
+		t.Fatalf("%d keys with Slots=1", len(f.m))
+	}
+	// An expired tombstone is gone too: a session is tombstoned for its TTL.
+	s.Update("new", 1063, false, func(r *Record) bool { r.Tombstone(1063); return true })
+	if r, _ := s.Load("new", 1063+60+1); r != nil {
+		t.Fatalf("tombstone outlived its TTL: %+v", r)
+	}
+}
+
+func TestStoreCorruptSlotIsFree(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 1, 60)
+	f.Set(s.slotKey(nil, 0), []byte("not a record"), 0)
+	if r, err := s.Load("s", 10); r != nil || err != nil {
+		t.Fatalf("Load over a corrupt slot = %+v, %v", r, err)
+	}
+	if err := s.Update("s", 10, true, observeChange(1, "e-1", "", 10)); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Load("s", 10); r == nil {
+		t.Fatal("corrupt slot was not reused")
+	}
+}
+
+// TestStoreChoosesSlot: a new session takes a free candidate slot before
+// evicting, and evicts the least recently updated occupant.
+func TestStoreChoosesSlot(t *testing.T) {
+	const slots = 64
+	s := newStore(newFakeShared(), slots, 3600)
+	// Find three sessions with the same two candidate slots.
+	byPair := map[[2]uint32][]string{}
+	var trio []string
+	for i := 0; trio == nil; i++ {
+		name := fmt.Sprint("session-", i)
+		a, b := s.candidates(name)
+		if a == b {
+			t.Fatalf("candidates(%q) = %d, %d: the same slot twice with %d slots", name, a, b, slots)
+		}
+		k := [2]uint32{min(a, b), max(a, b)}
+		byPair[k] = append(byPair[k], name)
+		if len(byPair[k]) == 3 {
+			trio = byPair[k]
+		}
+	}
+	x, y, z := trio[0], trio[1], trio[2]
+	s.Update(x, 100, true, observeChange(1, "x", "", 100))
+	s.Update(y, 50, true, observeChange(2, "y", "", 50)) // must take the other, free slot
+	if rx, _ := s.Load(x, 100); rx == nil {
+		t.Fatal("second session evicted the first although a slot was free")
+	}
+	if ry, _ := s.Load(y, 100); ry == nil {
+		t.Fatal("second session not stored")
+	}
+	s.Update(z, 101, true, observeChange(3, "z", "", 101)) // evicts y, older than x
+	if ry, _ := s.Load(y, 101); ry != nil {
+		t.Error("the least recently updated session was not the one evicted")
+	}
+	if rx, _ := s.Load(x, 101); rx == nil {
+		t.Error("the more recently updated session was evicted")
+	}
+	if rz, _ := s.Load(z, 101); rz == nil {
+		t.Error("third session not stored")
+	}
+}
+
+func TestStoreCandidatesSpread(t *testing.T) {
+	s := newStore(nil, 1000, 1)
+	used := map[uint32]bool{}
+	for i := 0; i < 5000; i++ {
+		a, b := s.candidates(fmt.Sprint("s-", i))
+		if a >= 1000 || b >= 1000 {
+			t.Fatalf("candidate out of range: %d, %d", a, b)
+		}
+		used[a], used[b] = true, true
+	}
+	if len(used) < 990 {
+		t.Errorf("5000 sessions use only %d of 1000 slots", len(used))
+	}
+	one := newStore(nil, 1, 1)
+	if a, b := one.candidates("x"); a != 0 || b != 0 {
+		t.Errorf("Slots=1: candidates %d, %d", a, b)
+	}
+	// A zero Slots (a Store built without configuration) acts as one slot
+	// instead of dividing by zero inside a host callback.
+	f := newFakeShared()
+	zero := &Store{Data: f, TTL: 10}
+	if err := zero.Update("x", 1, true, observeChange(1, "e-1", "", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := zero.Load("x", 1); r == nil || len(f.m) != 1 {
+		t.Errorf("Slots=0: record %v, %d keys", r, len(f.m))
+	}
+}
+
+// TestStoreBoundedUnderChurn: shared data never holds more than Slots keys,
+// whatever the number of sessions.
+func TestStoreBoundedUnderChurn(t *testing.T) {
+	const sessions, slots = 100_000, 1000
+	f := newFakeShared()
+	s := newStore(f, slots, 3600)
+	for i := 0; i < sessions; i++ {
+		now := uint32(1_000_000 + i/100)
+		if err := s.Update(fmt.Sprint("churn-", i), now, true, observeChange(uint32(i), "e-1", "", now)); err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+	}
+	if f.maxKeys > slots {
+		t.Fatalf("shared data held %d keys, more than Slots=%d", f.maxKeys, slots)
+	}
+	for k := range f.m {
+		if !strings.HasPrefix(k, KeyPrefix) {
+			t.Fatalf("key %q lacks the prefix", k)
+		}
+	}
+	const last = 1_000_000 + sessions/100
+	live := 0
+	for i := 0; i < sessions; i++ {
+		if r, _ := s.Load(fmt.Sprint("churn-", i), last); r != nil {
+			live++
+			if r.SessionID != fmt.Sprint("churn-", i) {
+				t.Fatalf("Load(churn-%d) returned %q", i, r.SessionID)
+			}
+		}
+	}
+	if live > slots {
+		t.Fatalf("%d sessions load, more than Slots=%d", live, slots)
+	}
+	if r, _ := s.Load(fmt.Sprint("churn-", sessions-1), last); r == nil {
+		t.Fatal("the newest session was evicted")
+	}
+	if r, _ := s.Load("churn-0", last); r != nil {
+		t.Fatal("the oldest session survived 100,000 newer ones")
+	}
+	if live < slots/2 {
+		t.Errorf("only %d of %d slots hold a live session after churn", live, slots)
+	}
+	t.Logf("%d sessions through %d slots: %d keys, %d still loadable", sessions, slots, len(f.m), live)
+}
+
+// racingShared lets a second worker write between the first worker's read
+// and its write, once.
+type racingShared struct {
+	SharedData
+	before func()
+}
+
+func (r *racingShared) Set(key, value []byte, cas uint32) error {
+	if f := r.before; f != nil {
+		r.before = nil
+		f()
+	}
+	return r.SharedData.Set(key, value, cas)
+}
+
+// TestStoreConcurrentWriterNoLostUpdate: worker A reads the record, worker B
+// writes it first, A's CAS fails and A's retry merges into B's record.
+func TestStoreConcurrentWriterNoLostUpdate(t *testing.T) {
+	f := newFakeShared()
+	seed := newStore(f, 100, 3600)
+	if err := seed.Update("s-77", 10, true, observeChange(1, "e-100", "", 10)); err != nil {
+		t.Fatal(err)
+	}
+
+	workerB := newStore(f, 100, 3600)
+	race := &racingShared{SharedData: f}
+	race.before = func() {
+		if err := workerB.Update("s-77", 11, false, observeChange(2, "e-200", "e-199", 11)); err != nil {
+			t.Errorf("worker B: %v", err)
+		}
+	}
+	workerA := newStore(race, 100, 3600)
+	calls := 0
+	err := workerA.Update("s-77", 12, false, func(r *Record) bool {
+		calls++
+		r.Observe(3, TransportSSE, "e-300", "e-299", KindResponse, 12)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Errorf("change applied %d times, want 2 (first attempt, retry)", calls)
+	}
+	r, _ := seed.Load("s-77", 13)
+	if r == nil {
+		t.Fatal("record lost")
+	}
+	streams := map[uint32]bool{}
+	for _, tl := range r.Tails {
+		streams[tl.Stream] = true
+	}
+	if !streams[1] || !streams[2] || !streams[3] {
+		t.Fatalf("lost update: tails %+v, want streams 1, 2 and 3", r.Tails)
+	}
+	if r.Tails[0].Stream != 3 {
+		t.Errorf("newest tail is stream %d, want A's stream 3", r.Tails[0].Stream)
+	}
+	if n := workerA.TakeConflicts(); n != 1 {
+		t.Errorf("TakeConflicts = %d, want 1", n)
+	}
+	if n := workerA.TakeConflicts(); n != 0 {
+		t.Errorf("TakeConflicts did not reset: %d", n)
+	}
+	if n := workerB.TakeConflicts(); n != 0 {
+		t.Errorf("worker B saw %d conflicts, want 0", n)
+	}
+}
+
+// TestStoreConcurrentDelete: a Delete that loses a race retries.
+func TestStoreConcurrentDelete(t *testing.T) {
+	f := newFakeShared()
+	seed := newStore(f, 100, 3600)
+	seed.Update("s-77", 10, true, observeChange(1, "e-1", "", 10))
+	race := &racingShared{SharedData: f}
+	race.before = func() { seed.Update("s-77", 11, false, observeChange(2, "e-2", "", 11)) }
+	a := newStore(race, 100, 3600)
+	if err := a.Delete("s-77", 12); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := seed.Load("s-77", 12); r != nil {
+		t.Fatalf("record survived a Delete that raced an update: %+v", r)
+	}
+	if n := a.TakeConflicts(); n != 1 {
+		t.Errorf("TakeConflicts = %d, want 1", n)
+	}
+}
+
+// contendedShared changes the value under every conditional write, so every
+// CAS fails.
+type contendedShared struct {
+	*fakeShared
+}
+
+func (c contendedShared) Set(key, value []byte, cas uint32) error {
+	if cas != 0 {
+		if e, ok := c.m[string(key)]; ok {
+			c.fakeShared.Set(key, e.value, 0) // another worker rewrites it
+		}
+	}
+	return c.fakeShared.Set(key, value, cas)
+}
+
+func TestStoreContentionExhausted(t *testing.T) {
+	f := newFakeShared()
+	seed := newStore(f, 100, 3600)
+	seed.Update("s-77", 10, true, observeChange(1, "e-1", "", 10))
+	before, _, _ := f.Get(seed.slotKey(nil, firstSlot(seed, "s-77", f)))
+
+	s := newStore(contendedShared{f}, 100, 3600)
+	calls := 0
+	err := s.Update("s-77", 11, false, func(r *Record) bool { calls++; r.Ack(1, 11); return true })
+	if !errors.Is(err, ErrContention) {
+		t.Fatalf("Update under endless contention: %v, want ErrContention", err)
+	}
+	if calls != maxCASAttempts {
+		t.Errorf("change applied %d times, want %d", calls, maxCASAttempts)
+	}
+	if n := s.TakeConflicts(); n != maxCASAttempts {
+		t.Errorf("TakeConflicts = %d, want %d", n, maxCASAttempts)
+	}
+	after, _, _ := f.Get(seed.slotKey(nil, firstSlot(seed, "s-77", f)))
+	if !bytes.Equal(before, after) {
+		t.Error("a failed Update changed the record")
+	}
+
+	if err := s.Delete("s-77", 12); !errors.Is(err, ErrContention) {
+		t.Errorf("Delete under endless contention: %v, want ErrContention", err)
+	}
+	if r, _ := seed.Load("s-77", 12); r == nil {
+		t.Error("a failed Delete removed the record")
+	}
+}
+
+// firstSlot returns the slot that holds session.
+func firstSlot(s *Store, session string, f *fakeShared) uint32 {
+	a, b := s.candidates(session)
+	if e, ok := f.m[string(s.slotKey(nil, a))]; ok {
+		if r, ok, _ := Decode(e.value); ok && r.SessionID == session {
+			return a
+		}
+	}
+	return b
+}
+
+// failingShared fails every call with a host error.
+type failingShared struct{}
+
+var errHost = errors.New("host: internal failure")
+
+func (failingShared) Get([]byte) ([]byte, uint32, error) { return nil, 0, errHost }
+func (failingShared) Set([]byte, []byte, uint32) error   { return errHost }
+
+func TestStoreHostErrors(t *testing.T) {
+	s := newStore(failingShared{}, 10, 10)
+	if _, err := s.Load("s", 1); !errors.Is(err, errHost) {
+		t.Errorf("Load: %v", err)
+	}
+	if err := s.Update("s", 1, true, observeChange(1, "e", "", 1)); !errors.Is(err, errHost) {
+		t.Errorf("Update: %v", err)
+	}
+	if err := s.Delete("s", 1); !errors.Is(err, errHost) {
+		t.Errorf("Delete: %v", err)
+	}
+}
+
+// TestCursorImportsNoSDK: the pure core must build and be tested without the
+// proxy-wasm SDK.
+func TestCursorImportsNoSDK(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not on PATH")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	self := false
+	for _, d := range deps {
+		if strings.Contains(d, "proxy-wasm") || strings.Contains(d, "proxywasm") {
+			t.Errorf("cursor depends on %s", d)
+		}
+		if strings.HasSuffix(d, "/cursor") {
+			self = true
+		}
+	}
+	if !self {
+		t.Fatalf("go list -deps did not list the cursor package itself:\n%s", out)
+	}
+}
