@@ -1,0 +1,306 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Options configure a Host.
+type Options struct {
+	// Wasm is the plugin module (a WASI reactor exporting _initialize).
+	Wasm []byte
+	// PluginConfig is handed to proxy_on_configure as the
+	// PLUGIN_CONFIGURATION buffer (Envoy: config.configuration).
+	PluginConfig []byte
+	// VMConfig is handed to proxy_on_vm_start as the VM_CONFIGURATION
+	// buffer (Envoy: vm_config.configuration). Usually empty.
+	VMConfig []byte
+	// VMs is the number of VM instances, like Envoy's worker threads
+	// (default 1). Requests are assigned round-robin.
+	VMs int
+	// RootID, PluginName and VMID answer the plugin_root_id, plugin_name
+	// and plugin_vm_id properties.
+	RootID, PluginName, VMID string
+	// FullWASI replaces the Envoy 1.33–1.38 WASI surface by wazero's
+	// complete wasi_snapshot_preview1, like Envoy ≥ 1.39.
+	FullWASI bool
+	// Logger receives proxy_log, fd_write and the host's own messages
+	// (default: discard).
+	Logger *slog.Logger
+	// LogLevel is "trace", "debug", "info", "warn", "error" or "critical":
+	// what proxy_get_log_level reports, and messages below it are dropped,
+	// as Envoy does (default "info", Envoy's default).
+	LogLevel string
+	// MemoryLimitPages caps each VM's linear memory in 64 KiB pages
+	// (default 16384 = 1 GiB, V8's cap in Envoy).
+	MemoryLimitPages uint32
+	// Trace, when set, is called before every guest callback with the VM
+	// index, the context id and the export's name (tests use it to check
+	// Envoy's callback order).
+	Trace func(vm int, contextID uint32, callback string)
+	// Properties answers further proxy_get_property paths (path segments
+	// joined by "."), e.g. "node.id". Values are returned as given.
+	Properties map[string][]byte
+}
+
+// Host runs one proxy-wasm plugin in several VMs that share one shared-data
+// store and one metric store.
+type Host struct {
+	opts     Options
+	log      *slog.Logger
+	level    LogLevel
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	vms      []*VM
+	next     atomic.Uint64
+
+	shared  sharedData
+	metrics metricStore
+	stats   hostStats
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	ticks     sync.WaitGroup
+}
+
+type hostStats struct {
+	streams        atomic.Int64
+	traps          atomic.Int64
+	restarts       atomic.Int64
+	localReplies   atomic.Int64
+	refusedReplies atomic.Int64
+}
+
+// New compiles the module, instantiates opts.VMs VMs and runs each one's
+// start-up: _initialize, then proxy_on_context_create(root, 0),
+// proxy_on_vm_start and proxy_on_configure (Envoy's order, proxy-wasm-cpp-host
+// WasmBase::startVm and ContextBase::onStart/onConfigure).
+func New(ctx context.Context, opts Options) (*Host, error) {
+	if len(opts.Wasm) == 0 {
+		return nil, errors.New("wasmhost: Options.Wasm is empty")
+	}
+	if opts.VMs <= 0 {
+		opts.VMs = 1
+	}
+	if opts.MemoryLimitPages == 0 {
+		opts.MemoryLimitPages = 16384
+	}
+	level, err := parseLogLevel(opts.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h := &Host{opts: opts, log: logger, level: level, closed: make(chan struct{})}
+	h.shared.init()
+	h.metrics.init()
+
+	cfg := wazero.NewRuntimeConfigCompiler().
+		WithCompilationCache(compilationCache).
+		WithMemoryLimitPages(opts.MemoryLimitPages).
+		WithCloseOnContextDone(false)
+	h.rt = wazero.NewRuntimeWithConfig(ctx, cfg)
+	if err := h.instantiateEnv(ctx); err != nil {
+		h.rt.Close(ctx)
+		return nil, err
+	}
+	if opts.FullWASI {
+		_, err = wasi_snapshot_preview1.Instantiate(ctx, h.rt)
+	} else {
+		err = h.instantiateEnvoyWASI(ctx)
+	}
+	if err != nil {
+		h.rt.Close(ctx)
+		return nil, fmt.Errorf("wasmhost: WASI: %w", err)
+	}
+	h.compiled, err = h.rt.CompileModule(ctx, opts.Wasm)
+	if err != nil {
+		h.rt.Close(ctx)
+		return nil, fmt.Errorf("wasmhost: compile: %w", err)
+	}
+	if err := h.checkModule(); err != nil {
+		h.rt.Close(ctx)
+		return nil, err
+	}
+	for i := 0; i < opts.VMs; i++ {
+		vm := newVM(h, i)
+		h.vms = append(h.vms, vm)
+		vm.mu.Lock()
+		err := vm.start()
+		vm.mu.Unlock()
+		if err != nil {
+			h.Close(ctx)
+			return nil, fmt.Errorf("wasmhost: VM %d: %w", i, err)
+		}
+		h.ticks.Add(1)
+		go vm.tickLoop()
+	}
+	return h, nil
+}
+
+// checkModule refuses modules Envoy refuses: without a proxy-wasm ABI
+// version marker ("Wasm missing ABI version", proxy-wasm-cpp-host
+// WasmBase::initialize), or importing a WASI function Envoy does not
+// provide (the module fails to link).
+func (h *Host) checkModule() error {
+	exports := h.compiled.ExportedFunctions()
+	switch {
+	case exports["proxy_abi_version_0_2_1"] != nil, exports["proxy_abi_version_0_2_0"] != nil,
+		exports["proxy_abi_version_0_1_0"] != nil:
+	default:
+		return errors.New("wasmhost: module exports no proxy_abi_version_* marker (Envoy: Wasm missing ABI version)")
+	}
+	for _, f := range h.compiled.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		switch mod {
+		case "env":
+			if _, ok := envFuncNames[name]; !ok {
+				return fmt.Errorf("wasmhost: module imports env.%s, which the host does not provide", name)
+			}
+		case wasiModule:
+			if !h.opts.FullWASI {
+				if _, ok := envoyWASI[name]; !ok {
+					return fmt.Errorf("wasmhost: module imports %s.%s, which Envoy 1.33–1.38 does not provide (use FullWASI for Envoy ≥ 1.39)", mod, name)
+				}
+			}
+		default:
+			return fmt.Errorf("wasmhost: module imports %s.%s from an unknown module", mod, name)
+		}
+	}
+	return nil
+}
+
+// WASIImports lists the wasi_snapshot_preview1 functions the module imports.
+func (h *Host) WASIImports() []string {
+	var out []string
+	for _, f := range h.compiled.ImportedFunctions() {
+		if mod, name, _ := f.Import(); mod == wasiModule {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Close stops the tick timers and releases every VM.
+func (h *Host) Close(ctx context.Context) error {
+	h.closeOnce.Do(func() { close(h.closed) })
+	h.ticks.Wait()
+	return h.rt.Close(ctx)
+}
+
+// VMs returns the number of VMs.
+func (h *Host) VMs() int { return len(h.vms) }
+
+// VM returns VM i.
+func (h *Host) VM(i int) *VM { return h.vms[i] }
+
+// pick returns the next VM round-robin.
+func (h *Host) pick() *VM {
+	n := h.next.Add(1) - 1
+	return h.vms[n%uint64(len(h.vms))]
+}
+
+// Logger returns the host's logger.
+func (h *Host) Logger() *slog.Logger { return h.log }
+
+// Stats is a snapshot of the host's own counters.
+type Stats struct {
+	Streams        int64   // streams created
+	Traps          int64   // guest traps and panics
+	Restarts       int64   // VMs re-instantiated after a trap
+	LocalReplies   int64   // proxy_send_local_response calls honoured
+	RefusedReplies int64   // second local replies refused (see doc.go)
+	VMRequests     []int64 // streams per VM
+	VMTraps        []int64 // traps per VM
+	VMMemoryBytes  []uint32
+}
+
+// Stats returns the host's counters.
+func (h *Host) Stats() Stats {
+	s := Stats{
+		Streams:        h.stats.streams.Load(),
+		Traps:          h.stats.traps.Load(),
+		Restarts:       h.stats.restarts.Load(),
+		LocalReplies:   h.stats.localReplies.Load(),
+		RefusedReplies: h.stats.refusedReplies.Load(),
+	}
+	for _, vm := range h.vms {
+		s.VMRequests = append(s.VMRequests, vm.requests.Load())
+		s.VMTraps = append(s.VMTraps, vm.traps.Load())
+		s.VMMemoryBytes = append(s.VMMemoryBytes, vm.MemoryBytes())
+	}
+	return s
+}
+
+// compilationCache keeps compiled modules for every Host of the process, so
+// that tests and restarts do not compile the same module again.
+var compilationCache = wazero.NewCompilationCache()
+
+type vmKey struct{}
+
+// vmOf returns the VM whose callback is running; every guest call carries it
+// in its context.
+func vmOf(ctx context.Context) *VM {
+	return ctx.Value(vmKey{}).(*VM)
+}
+
+// hostFunc is one host function: its signature, the phases it may run in
+// and its body.
+type hostFunc struct {
+	name      string
+	params    []api.ValueType
+	results   []api.ValueType
+	initOK    bool // may be called during _initialize
+	allocOK   bool // may be called during proxy_on_memory_allocate
+	fn        func(vm *VM, mem api.Memory, stack []uint64)
+	qualified string
+}
+
+// wrap turns f into a stack-based wazero function that finds its VM and
+// enforces Envoy's restricted phases: a call outside the allowed list while
+// the guest runs _initialize or proxy_on_memory_allocate fails the VM like
+// proxy-wasm-cpp-host's restricted_callback check (src/wasm.cc,
+// WasmBase::startVm / allocMemory) — a trap here.
+func wrap(f *hostFunc) api.GoModuleFunc {
+	return func(ctx context.Context, mod api.Module, stack []uint64) {
+		vm := vmOf(ctx)
+		if vm.phase != phaseNormal {
+			if (vm.phase == phaseInit && !f.initOK) || (vm.phase == phaseAlloc && !f.allocOK) {
+				panic(&RestrictedCallError{Func: f.qualified, Phase: vm.phase.String()})
+			}
+		}
+		f.fn(vm, mod.Memory(), stack)
+	}
+}
+
+// RestrictedCallError is the trap raised when the guest calls a host
+// function Envoy refuses in the current phase.
+type RestrictedCallError struct {
+	Func  string
+	Phase string
+}
+
+func (e *RestrictedCallError) Error() string {
+	return "restricted_callback: " + e.Func + " called during " + e.Phase
+}
+
+func (h *Host) register(ctx context.Context, module string, funcs []*hostFunc) error {
+	b := h.rt.NewHostModuleBuilder(module)
+	for _, f := range funcs {
+		f.qualified = module + "." + f.name
+		b.NewFunctionBuilder().WithGoModuleFunction(wrap(f), f.params, f.results).Export(f.name)
+	}
+	_, err := b.Instantiate(ctx)
+	return err
+}

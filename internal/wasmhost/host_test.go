@@ -1,0 +1,426 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestStartupLifecycleOrder(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	trace := func(vm int, id uint32, cb string) {
+		mu.Lock()
+		calls = append(calls, fmt.Sprintf("%d:%d:%s", vm, id, cb))
+		mu.Unlock()
+	}
+	h, _ := newHost(t, "probe", Options{VMs: 2, Trace: trace})
+	want := []string{
+		"0:0:_initialize", "0:1:proxy_on_context_create", "0:1:proxy_on_vm_start", "0:1:proxy_on_configure",
+		"1:0:_initialize", "1:1:proxy_on_context_create", "1:1:proxy_on_vm_start", "1:1:proxy_on_configure",
+	}
+	mu.Lock()
+	got := append([]string(nil), calls...)
+	calls = nil
+	mu.Unlock()
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("start-up calls:\n got %v\nwant %v", got, want)
+	}
+
+	// Two requests per VM: ids increase per VM from 2 and are never reused;
+	// every stream ends with log, done, delete in that order (Envoy's).
+	for i := 0; i < 4; i++ {
+		if _, err := h.Simulate(Exchange{Request: get("/x"), Response: ok200(), ResponseBody: [][]byte{[]byte("hi")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	got = calls
+	mu.Unlock()
+	perStream := func(vm, id int) []string {
+		var out []string
+		for _, cb := range []string{"proxy_on_context_create", "proxy_on_request_headers", "proxy_on_response_headers",
+			"proxy_on_response_body", "proxy_on_log", "proxy_on_done", "proxy_on_delete"} {
+			out = append(out, fmt.Sprintf("%d:%d:%s", vm, id, cb))
+		}
+		return out
+	}
+	var wantStreams []string
+	for _, s := range [][2]int{{0, 2}, {1, 2}, {0, 3}, {1, 3}} {
+		wantStreams = append(wantStreams, perStream(s[0], s[1])...)
+	}
+	if strings.Join(got, " ") != strings.Join(wantStreams, " ") {
+		t.Fatalf("stream calls:\n got %v\nwant %v", got, wantStreams)
+	}
+	if st := h.Stats(); st.VMRequests[0] != 2 || st.VMRequests[1] != 2 {
+		t.Fatalf("requests per VM = %v, want [2 2]", st.VMRequests)
+	}
+}
+
+func TestLifecycleOnDownstreamDisconnect(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	h, logs := newHost(t, "probe", Options{Trace: func(_ int, id uint32, cb string) {
+		mu.Lock()
+		calls = append(calls, cb)
+		mu.Unlock()
+	}})
+	_, err := h.Simulate(Exchange{
+		Request: get("/sse"), Response: ok200(), ResponseBody: [][]byte{[]byte("data: 1\n\n")},
+		End: EndDownstreamDisconnect,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	tail := strings.Join(calls[len(calls)-3:], " ")
+	mu.Unlock()
+	if tail != "proxy_on_log proxy_on_done proxy_on_delete" {
+		t.Fatalf("end of a reset stream: %s", tail)
+	}
+	lines := logs.lines("probe-log")
+	if len(lines) != 1 {
+		t.Fatalf("probe-log lines: %q", logs.String())
+	}
+	for _, want := range []string{"code=200", "details=downstream_remote_disconnect", fmt.Sprintf("flags=%d", FlagDownstreamConnTerminated), "path=/sse"} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("log line %q lacks %q", lines[0], want)
+		}
+	}
+}
+
+func TestIdleTimeoutFlags(t *testing.T) {
+	h, logs := newHost(t, "probe", Options{})
+	if _, err := h.Simulate(Exchange{Request: get("/sse"), Response: ok200(), ResponseBody: [][]byte{[]byte("x")}, End: EndStreamIdleTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Join(logs.lines("probe-log"), "\n")
+	if !strings.Contains(line, "details=stream_idle_timeout") || !strings.Contains(line, fmt.Sprintf("flags=%d", FlagStreamIdleTimeout)) {
+		t.Fatalf("idle timeout not reported: %q", line)
+	}
+}
+
+func TestHeadersSeenByPlugin(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{RootID: "guard"})
+	res, err := h.Simulate(Exchange{
+		Info:     StreamInfo{RouteName: "mcp-legacy"},
+		Request:  get("/messages?sessionId=s-1", Header{"x-test", "hdr"}, Header{"x-remove", "1"}, Header{"x-replace", "a"}, Header{"last-event-id", "sse:e-1"}),
+		Response: ok200(Header{"content-length", "2"}), ResponseBody: [][]byte{[]byte("ok")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Response
+	checks := map[string]string{
+		"x-probe-method": "GET", "x-probe-path": "/messages?sessionId=s-1", "x-probe-authority": "example.test",
+		"x-probe-scheme": "http", "x-probe-route": "mcp-legacy", "x-probe-old-route": "<error status returned by host: not found>",
+		"x-probe-prop-path": "/messages?sessionId=s-1", "x-probe-prop-url-path": "/messages", "x-probe-prop-method": "GET",
+		"x-probe-root-id": "guard", "x-probe-num-headers": "8/8", "x-probe-eos": "true", "x-probe-status": "200",
+		"x-probe-code": "200", "x-resp-added": "yes", "x-probe-ctx": "2",
+		"x-reqhdr-after": "error status returned by host: bad argument",
+	}
+	for k, want := range checks {
+		if got := r.Value(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if _, ok := r.Get("content-length"); ok {
+		t.Error("content-length not removed from the response")
+	}
+	q := res.Request
+	if q.Value("x-added") != "yes" || q.Value("x-replace") != "replaced" || q.Value("last-event-id") != "rewritten" {
+		t.Errorf("request modifications missing: %v", q)
+	}
+	if _, ok := q.Get("x-remove"); ok {
+		t.Errorf("x-remove still present: %v", q)
+	}
+}
+
+func TestSetHeaderPairsLowercases(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{})
+	res, err := h.Simulate(Exchange{Request: get("/", Header{"x-test", "setpairs"}), Response: ok200()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Headers{{":method", "GET"}, {":path", "/set"}, {":authority", "example"}, {":scheme", "http"}, {"x-mixed", "v"}}
+	if fmt.Sprint(res.Request) != fmt.Sprint(want) {
+		t.Fatalf("request = %v, want %v", res.Request, want)
+	}
+}
+
+func TestLocalReplyRunsResponseCallbacks(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{})
+	res, err := h.Simulate(Exchange{Request: get("/mcp", Header{"x-test", "local"}), Response: ok200()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Upstream {
+		t.Fatal("the upstream was contacted despite a local reply")
+	}
+	r := res.Response
+	for k, want := range map[string]string{
+		":status": "403", "x-local": "1", "content-type": "text/plain", "content-length": "15",
+		"x-probe-status": "403", "x-probe-code": "403", "x-probe-resp-eos": "false",
+	} {
+		if got := r.Value(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if len(res.ResponseBody) != 1 || string(res.ResponseBody[0]) != "denied by probe" {
+		t.Errorf("body = %q", res.ResponseBody)
+	}
+	if st := h.Stats(); st.LocalReplies != 1 || st.RefusedReplies != 0 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestSecondLocalReplyIsRefused(t *testing.T) {
+	h, logs := newHost(t, "probe", Options{})
+	done := make(chan struct{})
+	var res Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = h.Simulate(Exchange{Request: get("/mcp", Header{"x-test", "local-twice"})})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second local reply hung the host")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Response.Value("x-second-local"); got != "error status returned by host: internal failure" {
+		t.Errorf("second local reply answered %q", got)
+	}
+	if res.Response.Value(":status") != "403" {
+		t.Errorf("status = %q, want the first reply's 403", res.Response.Value(":status"))
+	}
+	if st := h.Stats(); st.RefusedReplies != 1 {
+		t.Errorf("refused replies = %d", st.RefusedReplies)
+	}
+	if len(logs.lines("second local reply refused")) != 1 {
+		t.Errorf("no warn line: %s", logs.String())
+	}
+}
+
+func TestTrapFailsRequestAndHostKeepsServing(t *testing.T) {
+	h, logs := newHost(t, "probe", Options{})
+	_, err := h.Simulate(Exchange{Request: get("/", Header{"x-test", "trap"}), Response: ok200()})
+	var te *TrapError
+	if !errors.As(err, &te) {
+		t.Fatalf("err = %v, want a TrapError", err)
+	}
+	if te.Callback != "proxy_on_request_headers" {
+		t.Errorf("trap in %s", te.Callback)
+	}
+	if !strings.Contains(logs.String(), "probe: trap requested") {
+		t.Errorf("the guest's panic message is not in the log:\n%s", logs.String())
+	}
+	for i := 0; i < 3; i++ {
+		res, err := h.Simulate(Exchange{Request: get("/after"), Response: ok200()})
+		if err != nil {
+			t.Fatalf("request %d after the trap: %v", i, err)
+		}
+		if res.Response.Value("x-probe-ctx") != fmt.Sprint(2+i) {
+			t.Errorf("context id after restart = %s", res.Response.Value("x-probe-ctx"))
+		}
+	}
+	if st := h.Stats(); st.Traps != 1 || st.Restarts != 1 || st.VMTraps[0] != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestRestrictedCallDuringInitializeTraps(t *testing.T) {
+	logs := &logBuffer{}
+	_, err := New(context.Background(), Options{Wasm: pluginWasm(t, "initcall"), Logger: newTestLogger(logs)})
+	var rc *RestrictedCallError
+	if !errors.As(err, &rc) {
+		t.Fatalf("New = %v, want a restricted_callback trap", err)
+	}
+	if rc.Func != "env.proxy_set_shared_data" || rc.Phase != "_initialize" {
+		t.Errorf("restricted call = %+v", rc)
+	}
+	if !strings.Contains(logs.String(), "logging is allowed during _initialize") {
+		t.Errorf("proxy_log during _initialize was not logged:\n%s", logs.String())
+	}
+	// Envoy ≥ 1.39 with full WASI keeps the proxy_* restriction.
+	if _, err := New(context.Background(), Options{Wasm: pluginWasm(t, "initcall"), FullWASI: true}); !errors.As(err, &rc) {
+		t.Errorf("FullWASI: New = %v, want a restricted_callback trap", err)
+	}
+}
+
+func TestWASISurfaceIsEnvoys(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{})
+	for _, name := range h.WASIImports() {
+		if _, ok := envoyWASI[name]; !ok {
+			t.Errorf("probe imports %s, outside Envoy 1.33–1.38's WASI", name)
+		}
+	}
+	if len(envoyWASI) != 18 {
+		t.Errorf("the Envoy WASI surface has %d functions, want 18", len(envoyWASI))
+	}
+}
+
+func TestFullWASI(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{FullWASI: true})
+	if _, err := h.Simulate(Exchange{Request: get("/"), Response: ok200()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfigureFailureFailsNew(t *testing.T) {
+	_, err := New(context.Background(), Options{Wasm: pluginWasm(t, "probe"), PluginConfig: []byte("fail=1")})
+	if err == nil || !strings.Contains(err.Error(), "proxy_on_configure returned false") {
+		t.Fatalf("New = %v", err)
+	}
+}
+
+func TestMetricsAndTicks(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{VMs: 2, PluginConfig: []byte("tick=10")})
+	for i := 0; i < 5; i++ {
+		if _, err := h.Simulate(Exchange{Request: get("/"), Response: ok200()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _ := h.Metric("probe_requests"); v != 5 {
+		t.Errorf("probe_requests = %d, want 5 (shared by both VMs)", v)
+	}
+	if v, ok := h.Metric("probe_active"); !ok || v != 0 {
+		t.Errorf("probe_active = %d, %v", v, ok)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if v, _ := h.Metric("probe_ticks"); v >= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			v, _ := h.Metric("probe_ticks")
+			t.Fatalf("probe_ticks = %d after 5s with a 10ms tick", v)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestSharedDataCASAcrossVMs(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{VMs: 2})
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := h.Simulate(Exchange{Request: get("/", Header{"x-test", "cas"}), Response: ok200()})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if v := res.Response.Value("x-cas"); strings.Contains(v, ":") || v == "" {
+				errs <- fmt.Errorf("x-cas = %q", v)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	v, _, ok := h.SharedDataGet("probe:cas")
+	if !ok || string(v) != fmt.Sprint(n) {
+		t.Fatalf("probe:cas = %q, want %d (every increment applied exactly once)", v, n)
+	}
+	if st := h.Stats(); st.VMRequests[0] != n/2 || st.VMRequests[1] != n/2 {
+		t.Errorf("round-robin: %v", st.VMRequests)
+	}
+	mismatches, _ := h.Metric("probe_cas_mismatch")
+	t.Logf("CAS mismatches retried: %d", mismatches)
+}
+
+func TestSharedDataCASSemantics(t *testing.T) {
+	h, _ := newHost(t, "noop", Options{})
+	if st := h.SharedDataSet("k", []byte("a"), 12345); st != StatusOK {
+		t.Fatalf("a new key ignores cas: %v", st)
+	}
+	_, cas1, _ := h.SharedDataGet("k")
+	if cas1 == 0 {
+		t.Fatal("cas is 0")
+	}
+	if st := h.SharedDataSet("k", []byte("b"), cas1+1); st != StatusCASMismatch {
+		t.Fatalf("stale cas: %v, want CAS_MISMATCH", st)
+	}
+	if st := h.SharedDataSet("k", []byte("b"), cas1); st != StatusOK {
+		t.Fatalf("matching cas: %v", st)
+	}
+	_, cas2, _ := h.SharedDataGet("k")
+	if cas2 == cas1 || cas2 == 0 {
+		t.Fatalf("cas after a write = %d (before %d)", cas2, cas1)
+	}
+	if st := h.SharedDataSet("k", []byte("c"), 0); st != StatusOK {
+		t.Fatalf("cas 0 writes unconditionally: %v", st)
+	}
+	v, cas3, _ := h.SharedDataGet("k")
+	if string(v) != "c" || cas3 == cas2 {
+		t.Fatalf("after cas-0 write: %q %d", v, cas3)
+	}
+}
+
+func TestSharedDataFaultInjection(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{})
+	h.SetSharedDataFault(func(op SharedDataOp, key string) bool { return key == "probe:x" })
+	res, err := h.Simulate(Exchange{Request: get("/", Header{"x-test", "shared-fail"}), Response: ok200()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "error status returned by host: internal failure/error status returned by host: internal failure"
+	if got := res.Response.Value("x-shared-err"); got != want {
+		t.Errorf("x-shared-err = %q", got)
+	}
+	h.SetSharedDataFault(nil)
+	res, _ = h.Simulate(Exchange{Request: get("/", Header{"x-test", "shared-fail"}), Response: ok200()})
+	if got := res.Response.Value("x-shared-err"); got != "ok/ok" {
+		t.Errorf("without the fault: %q", got)
+	}
+}
+
+func TestResponseBodyChunks(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{})
+	chunks := [][]byte{[]byte("id: e-1\n"), []byte("data: a\n\n"), []byte("")}
+	res, err := h.Simulate(Exchange{Request: get("/", Header{"x-test", "upper"}), Response: ok200(), ResponseBody: chunks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%q", res.ResponseBody); got != `["ID: E-1\n" "DATA: A\n\n"]` {
+		t.Errorf("chunks = %s", got)
+	}
+	res, err = h.Simulate(Exchange{Request: get("/", Header{"x-test", "buffer"}), Response: ok200(), ResponseBody: [][]byte{[]byte("ab"), []byte("cd"), []byte("e")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%q", res.ResponseBody); got != `["len=5 body=abcde"]` {
+		t.Errorf("paused body = %s", got)
+	}
+}
+
+func TestRequestBodyChunks(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{})
+	res, err := h.Simulate(Exchange{Request: get("/", Header{"x-test", "reqbody"}), RequestBody: [][]byte{[]byte("ab"), []byte("cd")}, Response: ok200()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.RequestBody) != "<ab><cd>" {
+		t.Errorf("request body = %q", res.RequestBody)
+	}
+	res, err = h.Simulate(Exchange{Request: get("/", Header{"x-test", "reqbuffer"}), RequestBody: [][]byte{[]byte("ab"), []byte("cde")}, Response: ok200()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.RequestBody) != "total=5" {
+		t.Errorf("paused request body = %q", res.RequestBody)
+	}
+}

@@ -1,0 +1,116 @@
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// testPlugins are built from testdata/<name> once per test binary.
+var testPlugins = []string{"noop", "probe", "initcall"}
+
+var pluginDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "wasmhost-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	pluginDir = dir
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for _, name := range testPlugins {
+		cmd := exec.Command("go", "run", "./internal/tools/wasmbuild",
+			"-work", filepath.Join(dir, "work"),
+			"-o", filepath.Join(dir, name+".wasm"),
+			"./internal/wasmhost/testdata/"+name)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building test plugin %s: %v\n%s", name, err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+func pluginWasm(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// logBuffer collects the host's log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// lines returns the log lines containing sub.
+func (l *logBuffer) lines(sub string) []string {
+	var out []string
+	for _, line := range strings.Split(l.String(), "\n") {
+		if strings.Contains(line, sub) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func newHost(t testing.TB, plugin string, opts Options) (*Host, *logBuffer) {
+	t.Helper()
+	logs := &logBuffer{}
+	opts.Wasm = pluginWasm(t, plugin)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	}
+	h, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("New(%s): %v", plugin, err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	return h, logs
+}
+
+func get(path string, extra ...Header) Headers {
+	h := Headers{{":authority", "example.test"}, {":path", path}, {":method", "GET"}, {":scheme", "http"}}
+	return append(h, extra...)
+}
+
+func ok200(extra ...Header) Headers {
+	return append(Headers{{":status", "200"}, {"content-type", "text/plain"}}, extra...)
+}
+
+func newTestLogger(l *logBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+}
