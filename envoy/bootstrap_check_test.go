@@ -289,4 +289,3 @@ func (d *guardDeployment) checkPluginRoutes(fail func(string, ...any)) {
 		}
 	}
 }
-
