@@ -164,7 +164,13 @@ func (c *Config) setRoutes(v gjson.Result) error {
 		}
 		var r Route
 		var err error
+		seen := map[string]bool{}
 		item.ForEach(func(k, f gjson.Result) bool {
+			if seen[k.String()] {
+				err = errors.New(at + ": key " + strconv.Quote(k.String()) + " appears twice")
+				return false
+			}
+			seen[k.String()] = true
 			switch k.String() {
 			case "route_name", "path_prefix":
 				if f.Type != gjson.String || len(f.Str) > maxRouteFieldBytes {

@@ -1,0 +1,344 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+)
+
+// with returns Default() changed by f.
+func with(f func(*Config)) Config {
+	c := Default()
+	f(&c)
+	return c
+}
+
+func TestParseValid(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want Config
+	}{
+		{"nil_input", "", Default()},
+		{"blank_input", " \n\t ", Default()},
+		{"empty_object", "{}", Default()},
+		{"empty_object_with_space", " { } \n", Default()},
+
+		{"untagged_reinit", `{"untagged_cursor":"reinit"}`, with(func(c *Config) { c.Policy.Untagged = cursor.UntaggedReinit })},
+		{"untagged_passthrough", `{"untagged_cursor":"passthrough"}`, with(func(c *Config) { c.Policy.Untagged = cursor.UntaggedPassthrough })},
+		{"unacked_reinit", `{"unacked_cursor":"reinit"}`, with(func(c *Config) { c.Policy.Unacked = cursor.UnackedReinit })},
+		{"unacked_rewind", `{"unacked_cursor":"rewind"}`, with(func(c *Config) { c.Policy.Unacked = cursor.UnackedRewind })},
+		{"unacked_observe", `{"unacked_cursor":"observe"}`, with(func(c *Config) { c.Policy.Unacked = cursor.UnackedObserve })},
+		{"scope_responses", `{"unacked_scope":"responses"}`, with(func(c *Config) { c.Policy.Scope = cursor.ScopeResponses })},
+		{"scope_all", `{"unacked_scope":"all"}`, with(func(c *Config) { c.Policy.Scope = cursor.ScopeAll })},
+		{"replay_exclusive", `{"upstream_replay":"exclusive"}`, with(func(c *Config) { c.Policy.Replay = cursor.ReplayExclusive })},
+		{"replay_inclusive", `{"upstream_replay":"inclusive"}`, with(func(c *Config) { c.Policy.Replay = cursor.ReplayInclusive })},
+		{"unknown_forward", `{"unknown_cursor":"forward"}`, with(func(c *Config) { c.Policy.Unknown = cursor.UnknownForward })},
+		{"unknown_reinit", `{"unknown_cursor":"reinit"}`, with(func(c *Config) { c.Policy.Unknown = cursor.UnknownReinit })},
+		{"legacy_reply", `{"legacy_reinit":"reply"}`, with(func(c *Config) { c.LegacyReinit = LegacyReply })},
+		{"legacy_drop_cursor", `{"legacy_reinit":"drop_cursor"}`, with(func(c *Config) { c.LegacyReinit = LegacyDropCursor })},
+
+		{"max_sessions_min", `{"max_sessions":1}`, with(func(c *Config) { c.MaxSessions = 1 })},
+		{"max_sessions_max", `{"max_sessions":1000000}`, with(func(c *Config) { c.MaxSessions = MaxMaxSessions })},
+		{"session_ttl_min", `{"session_ttl_seconds":1}`, with(func(c *Config) { c.SessionTTLSeconds = 1 })},
+		{"session_ttl_max", `{"session_ttl_seconds":604800}`, with(func(c *Config) { c.SessionTTLSeconds = MaxSessionTTL })},
+		{"max_line_bytes_min", `{"max_line_bytes":64}`, with(func(c *Config) { c.MaxLineBytes = MinMaxLineBytes })},
+		{"max_line_bytes_max", `{"max_line_bytes":1048576}`, with(func(c *Config) { c.MaxLineBytes = MaxMaxLineBytes })},
+
+		{"routes_empty", `{"routes":[]}`, with(func(c *Config) { c.Routes = []Route{} })},
+		{"routes_all_fields", `{"routes":[
+			{"route_name":"mcp-legacy","path_prefix":"/sse","transport":"sse"},
+			{"route_name":"mcp","transport":"http"},
+			{"path_prefix":"/messages","transport":"sse"}]}`,
+			with(func(c *Config) {
+				c.Routes = []Route{
+					{RouteName: "mcp-legacy", PathPrefix: "/sse", Transport: cursor.TransportSSE},
+					{RouteName: "mcp", Transport: cursor.TransportHTTP},
+					{PathPrefix: "/messages", Transport: cursor.TransportSSE},
+				}
+			})},
+		{"route_escaped_strings", `{"routes":[{"route_name":"a\"b\u00e9","path_prefix":"/x y","transport":"http"}]}`,
+			with(func(c *Config) {
+				c.Routes = []Route{{RouteName: "a\"bé", PathPrefix: "/x y", Transport: cursor.TransportHTTP}}
+			})},
+		{"escaped_key", `{"max\u005fsessions":5}`, with(func(c *Config) { c.MaxSessions = 5 })},
+
+		{"everything", `{
+			"routes": [{"path_prefix": "/mcp", "transport": "http"}],
+			"untagged_cursor": "passthrough",
+			"unacked_cursor": "rewind",
+			"unacked_scope": "all",
+			"upstream_replay": "inclusive",
+			"unknown_cursor": "reinit",
+			"legacy_reinit": "drop_cursor",
+			"max_sessions": 500,
+			"session_ttl_seconds": 60,
+			"max_line_bytes": 4096
+		}`, Config{
+			Routes: []Route{{PathPrefix: "/mcp", Transport: cursor.TransportHTTP}},
+			Policy: cursor.Policy{
+				Untagged: cursor.UntaggedPassthrough, Unacked: cursor.UnackedRewind, Scope: cursor.ScopeAll,
+				Replay: cursor.ReplayInclusive, Unknown: cursor.UnknownReinit,
+			},
+			LegacyReinit: LegacyDropCursor, MaxSessions: 500, SessionTTLSeconds: 60, MaxLineBytes: 4096,
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse([]byte(tc.in))
+			if err != nil {
+				t.Fatalf("Parse(%s): %v", tc.in, err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Parse(%s) =\n %+v\nwant\n %+v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDefault(t *testing.T) {
+	c := Default()
+	if c.MaxSessions != 10000 || c.SessionTTLSeconds != 3600 || c.MaxLineBytes != 8192 {
+		t.Errorf("numeric defaults %+v", c)
+	}
+	if c.Policy != (cursor.Policy{
+		Untagged: cursor.UntaggedReinit, Unacked: cursor.UnackedReinit, Scope: cursor.ScopeResponses,
+		Replay: cursor.ReplayExclusive, Unknown: cursor.UnknownForward,
+	}) {
+		t.Errorf("policy defaults %+v", c.Policy)
+	}
+	if c.LegacyReinit != LegacyReply || len(c.Routes) != 0 {
+		t.Errorf("defaults %+v", c)
+	}
+	if c.Match("any", "/any") != cursor.TransportNone {
+		t.Error("the default configuration guards a route")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	allKeys := strings.Join(Keys, ", ")
+	cases := []struct {
+		name string
+		in   string
+		want []string // every one must appear in the error
+	}{
+		{"invalid_json", `{"max_sessions":`, []string{"not valid JSON", "JSON object"}},
+		{"invalid_json_trailing", `{} {}`, []string{"not valid JSON"}},
+		{"invalid_json_single_quotes", `{'a':1}`, []string{"not valid JSON"}},
+		{"json_list", `[]`, []string{"JSON object", "a list"}},
+		{"json_string", `"routes"`, []string{"JSON object", "a string"}},
+		{"json_number", `1`, []string{"JSON object", "a number"}},
+		{"json_null", `null`, []string{"JSON object", "null"}},
+		{"json_bool", `true`, []string{"JSON object", "a boolean"}},
+
+		{"unknown_key", `{"max_session":10}`, []string{`"max_session"`, "unknown key", allKeys}},
+		{"unknown_key_case", `{"Routes":[]}`, []string{`"Routes"`, allKeys}},
+		{"unknown_key_after_good_ones", `{"max_sessions":10,"bogus":1}`, []string{`"bogus"`, allKeys}},
+		{"duplicate_key", `{"max_sessions":10,"max_sessions":20}`, []string{`"max_sessions"`, "twice"}},
+		{"duplicate_key_same_value", `{"unacked_cursor":"rewind","unacked_cursor":"rewind"}`, []string{`"unacked_cursor"`, "twice"}},
+
+		{"bad_enum_untagged", `{"untagged_cursor":"allow"}`, []string{`"untagged_cursor"`, `"allow"`, "reinit, passthrough"}},
+		{"bad_enum_unacked", `{"unacked_cursor":"ignore"}`, []string{`"unacked_cursor"`, `"ignore"`, "reinit, rewind, observe"}},
+		{"bad_enum_scope", `{"unacked_scope":"responses,notifications"}`, []string{`"unacked_scope"`, "responses, all"}},
+		{"bad_enum_replay", `{"upstream_replay":"Inclusive"}`, []string{`"upstream_replay"`, `"Inclusive"`, "exclusive, inclusive"}},
+		{"bad_enum_unknown", `{"unknown_cursor":"drop"}`, []string{`"unknown_cursor"`, "forward, reinit"}},
+		{"bad_enum_legacy", `{"legacy_reinit":"drop-cursor"}`, []string{`"legacy_reinit"`, "reply, drop_cursor"}},
+		{"bad_enum_empty", `{"unacked_cursor":""}`, []string{`"unacked_cursor"`, "reinit, rewind, observe"}},
+		{"enum_number", `{"unacked_cursor":1}`, []string{`"unacked_cursor"`, "1 is not one of", "reinit, rewind, observe"}},
+		{"enum_bool", `{"untagged_cursor":true}`, []string{`"untagged_cursor"`, "true", "reinit, passthrough"}},
+		{"enum_null", `{"unacked_scope":null}`, []string{`"unacked_scope"`, "null", "responses, all"}},
+		{"enum_list", `{"upstream_replay":["inclusive"]}`, []string{`"upstream_replay"`, "exclusive, inclusive"}},
+		{"enum_object", `{"legacy_reinit":{"reply":true}}`, []string{`"legacy_reinit"`, "reply, drop_cursor"}},
+
+		{"max_sessions_zero", `{"max_sessions":0}`, []string{`"max_sessions"`, "integer from 1 to 1000000"}},
+		{"max_sessions_negative", `{"max_sessions":-5}`, []string{`"max_sessions"`, "-5", "1 to 1000000"}},
+		{"max_sessions_too_big", `{"max_sessions":1000001}`, []string{`"max_sessions"`, "1000001", "1 to 1000000"}},
+		{"max_sessions_huge", `{"max_sessions":99999999999999999999999}`, []string{`"max_sessions"`, "1 to 1000000"}},
+		{"max_sessions_fraction", `{"max_sessions":10.5}`, []string{`"max_sessions"`, "10.5", "integer"}},
+		{"max_sessions_float_integral", `{"max_sessions":10.0}`, []string{`"max_sessions"`, "integer"}},
+		{"max_sessions_exponent", `{"max_sessions":1e3}`, []string{`"max_sessions"`, "integer"}},
+		{"max_sessions_string", `{"max_sessions":"100"}`, []string{`"max_sessions"`, `"100"`, "integer from 1 to 1000000"}},
+		{"max_sessions_null", `{"max_sessions":null}`, []string{`"max_sessions"`, "integer"}},
+		{"ttl_zero", `{"session_ttl_seconds":0}`, []string{`"session_ttl_seconds"`, "integer from 1 to 604800"}},
+		{"ttl_too_big", `{"session_ttl_seconds":604801}`, []string{`"session_ttl_seconds"`, "1 to 604800"}},
+		{"ttl_bool", `{"session_ttl_seconds":true}`, []string{`"session_ttl_seconds"`, "integer"}},
+		{"line_too_small", `{"max_line_bytes":63}`, []string{`"max_line_bytes"`, "integer from 64 to 1048576"}},
+		{"line_too_big", `{"max_line_bytes":1048577}`, []string{`"max_line_bytes"`, "64 to 1048576"}},
+		{"line_list", `{"max_line_bytes":[8192]}`, []string{`"max_line_bytes"`, "integer"}},
+
+		{"routes_object", `{"routes":{"route_name":"a","transport":"sse"}}`, []string{`"routes"`, "must be a list", "an object", "route_name", "path_prefix", "transport"}},
+		{"routes_string", `{"routes":"mcp"}`, []string{`"routes"`, "must be a list", "a string"}},
+		{"routes_null", `{"routes":null}`, []string{`"routes"`, "must be a list", "null"}},
+		{"route_not_object", `{"routes":["mcp"]}`, []string{"routes[0]", "must be an object", "a string", "transport"}},
+		{"route_without_transport", `{"routes":[{"route_name":"mcp"}]}`, []string{"routes[0]", `"transport"`, "required", `"sse" or "http"`}},
+		{"route_bad_transport", `{"routes":[{"route_name":"mcp","transport":"streamable"}]}`, []string{"routes[0].transport", `"sse" or "http"`, `"streamable"`}},
+		{"route_transport_none", `{"routes":[{"route_name":"mcp","transport":"none"}]}`, []string{"routes[0].transport", `"sse" or "http"`}},
+		{"route_transport_number", `{"routes":[{"route_name":"mcp","transport":1}]}`, []string{"routes[0].transport", `"sse" or "http"`, "got 1"}},
+		{"route_without_name_or_prefix", `{"routes":[{"transport":"sse"}]}`, []string{"routes[0]", `"route_name"`, `"path_prefix"`}},
+		{"route_with_empty_name_and_prefix", `{"routes":[{"route_name":"","path_prefix":"","transport":"sse"}]}`, []string{"routes[0]", `"route_name"`, `"path_prefix"`}},
+		{"route_unknown_key", `{"routes":[{"route":"mcp","transport":"http"}]}`, []string{"routes[0]", `"route"`, "unknown key", "route_name, path_prefix, transport"}},
+		{"route_duplicate_key", `{"routes":[{"path_prefix":"/a","transport":"sse","transport":"http"}]}`, []string{"routes[0]", `"transport"`, "twice"}},
+		{"route_second_entry_bad", `{"routes":[{"path_prefix":"/a","transport":"sse"},{"path_prefix":"b","transport":"http"}]}`, []string{"routes[1].path_prefix", `"/"`, `"b"`}},
+		{"route_prefix_without_slash", `{"routes":[{"path_prefix":"mcp","transport":"http"}]}`, []string{"routes[0].path_prefix", `start with "/"`, `"mcp"`}},
+		{"route_name_not_string", `{"routes":[{"route_name":7,"transport":"http"}]}`, []string{"routes[0].route_name", "must be a string"}},
+		{"route_prefix_not_string", `{"routes":[{"path_prefix":["/"],"transport":"http"}]}`, []string{"routes[0].path_prefix", "must be a string"}},
+		{"route_name_too_long", `{"routes":[{"route_name":"` + strings.Repeat("r", 1025) + `","transport":"http"}]}`, []string{"routes[0].route_name", "at most 1024 bytes"}},
+		{"too_many_routes", `{"routes":[` + strings.TrimSuffix(strings.Repeat(`{"path_prefix":"/","transport":"sse"},`, 257), ",") + `]}`, []string{`"routes"`, "257", "at most 256"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			if err == nil {
+				t.Fatalf("Parse(%.200s) succeeded, want an error", tc.in)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "config: ") {
+				t.Errorf("error %q does not start with \"config: \"", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not mention %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+// TestParseEveryKeyHasAnError: every documented key rejects a value of the
+// wrong type with an error naming it; a new key cannot slip in unchecked.
+func TestParseEveryKeyHasAnError(t *testing.T) {
+	for _, k := range Keys {
+		in := fmt.Sprintf(`{%q:{"x":1}}`, k)
+		_, err := Parse([]byte(in))
+		if err == nil {
+			t.Errorf("key %q accepts an object", k)
+			continue
+		}
+		if !strings.Contains(err.Error(), `"`+k+`"`) {
+			t.Errorf("error for key %q does not name it: %v", k, err)
+		}
+	}
+}
+
+func TestMatch(t *testing.T) {
+	c, err := Parse([]byte(`{"routes":[
+		{"route_name":"mcp-legacy","path_prefix":"/sse","transport":"sse"},
+		{"route_name":"mcp-legacy","transport":"http"},
+		{"path_prefix":"/messages","transport":"sse"},
+		{"path_prefix":"/mcp","transport":"http"},
+		{"path_prefix":"/","route_name":"catch","transport":"sse"}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		route, path string
+		want        cursor.Transport
+	}{
+		// Both fields set: both must match.
+		{"mcp-legacy", "/sse", cursor.TransportSSE},
+		{"mcp-legacy", "/sse?x=1", cursor.TransportSSE},
+		// Name matches, prefix does not: the next entry (name only) wins.
+		{"mcp-legacy", "/other", cursor.TransportHTTP},
+		// Prefix matches, name does not: not the first entry.
+		{"other", "/sse", cursor.TransportNone},
+		{"", "/sse", cursor.TransportNone},
+		// First match wins: /messages under route mcp-legacy is the name-only entry.
+		{"mcp-legacy", "/messages", cursor.TransportHTTP},
+		{"any", "/messages?sessionId=s-77", cursor.TransportSSE},
+		{"any", "/mcp", cursor.TransportHTTP},
+		{"any", "/mcpx", cursor.TransportHTTP}, // a prefix is a byte prefix
+		{"any", "/MCP", cursor.TransportNone},
+		{"catch", "/anything", cursor.TransportSSE},
+		{"catch", "/mcp", cursor.TransportHTTP},
+		{"catch", "", cursor.TransportNone},
+		// No route: untouched.
+		{"", "", cursor.TransportNone},
+		{"unlisted", "/health", cursor.TransportNone},
+	}
+	for _, tc := range cases {
+		if got := c.Match(tc.route, tc.path); got != tc.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tc.route, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestNeedsRouteName(t *testing.T) {
+	cases := []struct {
+		in   string
+		want bool
+	}{
+		{`{}`, false},
+		{`{"routes":[{"path_prefix":"/mcp","transport":"http"}]}`, false},
+		{`{"routes":[{"path_prefix":"/mcp","transport":"http"},{"route_name":"r","transport":"sse"}]}`, true},
+	}
+	for _, tc := range cases {
+		c, err := Parse([]byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.NeedsRouteName(); got != tc.want {
+			t.Errorf("%s: NeedsRouteName = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzParse: Parse never panics, and what it accepts is a configuration the
+// plugin can run with.
+func FuzzParse(f *testing.F) {
+	seeds := []string{
+		"", "{}", "[]", "null", `{"routes":[{"route_name":"mcp","path_prefix":"/mcp","transport":"http"}]}`,
+		`{"untagged_cursor":"passthrough","unacked_cursor":"rewind","unacked_scope":"all","upstream_replay":"inclusive"}`,
+		`{"max_sessions":10,"session_ttl_seconds":60,"max_line_bytes":64}`,
+		`{"routes":[{"transport":"sse","transport":"http","path_prefix":"/"}]}`,
+		`{"max_sessions":1e3}`, `{"a":`, `{"routes":[[[[[]]]]]}`, "{\"\xff\":1}",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "config: ") {
+				t.Fatalf("error without the config: prefix: %v", err)
+			}
+			return
+		}
+		if strings.TrimSpace(string(data)) != "" && !json.Valid(data) {
+			// gjson and encoding/json may disagree only on invalid UTF-8
+			// inside strings, which encoding/json also accepts; anything
+			// else accepted here is not JSON.
+			t.Fatalf("Parse accepted %q, which is not JSON", data)
+		}
+		if c.MaxSessions < 1 || c.MaxSessions > MaxMaxSessions ||
+			c.SessionTTLSeconds < 1 || c.SessionTTLSeconds > MaxSessionTTL ||
+			c.MaxLineBytes < MinMaxLineBytes || c.MaxLineBytes > MaxMaxLineBytes {
+			t.Fatalf("accepted out-of-range numbers: %+v", c)
+		}
+		p := c.Policy
+		if p.Untagged > cursor.UntaggedPassthrough || p.Unacked > cursor.UnackedObserve || p.Scope > cursor.ScopeAll ||
+			p.Replay > cursor.ReplayInclusive || p.Unknown > cursor.UnknownReinit || c.LegacyReinit > LegacyDropCursor {
+			t.Fatalf("accepted an out-of-range policy: %+v", c)
+		}
+		for i, r := range c.Routes {
+			if r.Transport != cursor.TransportSSE && r.Transport != cursor.TransportHTTP {
+				t.Fatalf("routes[%d] has transport %v", i, r.Transport)
+			}
+			if r.RouteName == "" && r.PathPrefix == "" {
+				t.Fatalf("routes[%d] matches nothing", i)
+			}
+			if r.PathPrefix != "" && r.PathPrefix[0] != '/' {
+				t.Fatalf("routes[%d] prefix %q", i, r.PathPrefix)
+			}
+		}
+		// Parsing is deterministic.
+		c2, err := Parse(data)
+		if err != nil || !reflect.DeepEqual(c, c2) {
+			t.Fatalf("second Parse differs: %v", err)
+		}
+	})
+}
