@@ -225,6 +225,9 @@ func (s *Stream) OnResponseHeaders(h Headers, endOfStream bool) (Action, error) 
 	return a, nil
 }
 
+// setLocal records a reply the host itself decided.
+func (s *Stream) setLocal(lr *LocalReply) { s.local = lr }
+
 // LocalReply returns the local reply the plugin asked for, or nil.
 func (s *Stream) LocalReply() *LocalReply { return s.local }
 
@@ -275,9 +278,11 @@ func (s *Stream) RunLocalReply() (Headers, []byte, error) {
 	return s.respHeaders, body, nil
 }
 
-// Resumed is closed... signalled when the plugin calls proxy_continue_stream
-// for this stream.
+// Resumed is signalled when the plugin calls proxy_continue_stream for
+// this stream.
 func (s *Stream) Resumed() <-chan struct{} {
+	s.vm.mu.Lock()
+	defer s.vm.mu.Unlock()
 	if s.resumed == nil {
 		s.resumed = make(chan struct{}, 1)
 	}

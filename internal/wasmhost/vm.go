@@ -66,12 +66,12 @@ type VM struct {
 // callbacks are the guest's exports; nil when not exported (all callbacks
 // are optional, ABI 0.2.1).
 type callbacks struct {
-	initialize, main, start                            api.Function
-	malloc                                             api.Function
-	contextCreate, vmStart, configure, tick            api.Function
-	requestHeaders, requestBody, requestTrailers       api.Function
-	responseHeaders, responseBody, responseTrailers    api.Function
-	log, done, delete                                  api.Function
+	initialize, main, start                         api.Function
+	malloc                                          api.Function
+	contextCreate, vmStart, configure, tick         api.Function
+	requestHeaders, requestBody, requestTrailers    api.Function
+	responseHeaders, responseBody, responseTrailers api.Function
+	log, done, delete                               api.Function
 }
 
 func newVM(h *Host, i int) *VM {
