@@ -186,13 +186,13 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 }
 
 // workspace renders the go.work that builds the main module against the SDK
-// copy. Paths are relative to the work directory when possible, so the file
-// stays valid if the checkout moves.
+// copy. Paths are relative to the work directory when it sits in the module
+// (build/), so the file stays valid if the checkout moves.
 func workspace(goLine, workDir, modRoot, sdkDir, sdkVersion string) []byte {
 	rel := func(p string) string {
 		r, err := filepath.Rel(workDir, p)
-		if err != nil {
-			return filepath.ToSlash(p)
+		if err != nil || strings.HasPrefix(r, ".."+string(filepath.Separator)+"..") {
+			return filepath.ToSlash(p) // far apart: absolute is clearer
 		}
 		r = filepath.ToSlash(r)
 		if !strings.HasPrefix(r, ".") {

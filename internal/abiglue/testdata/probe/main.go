@@ -31,6 +31,14 @@ func init() {
 
 func main() {}
 
+// probeGC lets the test host run a complete collection (mark and sweep) in
+// the middle of one of its calls, between handing out a buffer through
+// proxy_on_memory_allocate and returning its address: exactly where a GC
+// started by a second allocation would run.
+//
+//go:wasmexport probe_gc
+func probeGC() { runtime.GC() }
+
 type vmContext struct{ types.DefaultVMContext }
 
 func (*vmContext) OnVMStart(int) types.OnVMStartStatus {
@@ -69,6 +77,18 @@ func (*httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 	}
 	if err := proxywasm.ReplaceHttpRequestHeader("x-probe-out", "seen:"+in); err != nil {
 		proxywasm.LogErrorf("probe: replacing x-probe-out: %v", err)
+	}
+
+	// Churn: a large allocation released again gives the background
+	// scavenger memory to return, and it then sleeps on a timer - the first
+	// timer initialises the runtime's netpoller, after which every GC polls.
+	if mib := headerInt("x-probe-churn-mib"); mib > 0 {
+		churn := make([]byte, mib<<20)
+		for i := 0; i < len(churn); i += 4096 {
+			churn[i] = 1
+		}
+		churn = nil
+		runtime.GC()
 	}
 
 	mismatches := 0
