@@ -38,7 +38,7 @@ func (er *eventReader) next() (Event, error) {
 		ev      Event
 		data    bytes.Buffer
 		hasData bool
-		seen     bool
+		seen    bool
 	)
 	for {
 		line, err := er.r.ReadSlice('\n')
