@@ -162,6 +162,12 @@ var streamCases = []struct {
 		kinds: []cursor.EventKind{cursor.KindOther, cursor.KindResponse, cursor.KindResponse},
 	},
 	{
+		name:  "last event field wins",
+		in:    "event: endpoint\nevent: message\nid: 1\ndata: " + respJSON + "\n\nevent: message\nevent\ndata: x\n\n",
+		want:  "event: endpoint\nevent: message\nid: sse:1\ndata: " + respJSON + "\n\nevent: message\nevent\ndata: x\n\n",
+		kinds: []cursor.EventKind{cursor.KindResponse, cursor.KindOther},
+	},
+	{
 		name:  "id value with colons and spaces",
 		in:    "id: sse:a b:c \ndata: [" + respJSON + "," + notifJSON + "]\n\n",
 		want:  "id: sse:sse:a b:c \ndata: [" + respJSON + "," + notifJSON + "]\n\n",
