@@ -3,6 +3,7 @@ package dualstack
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"sync"
 )
 
@@ -105,8 +106,8 @@ type Session struct {
 	protocolVersion string
 	log             []Event
 	streams         map[*stream]struct{}
-	legacy          *stream // the GET /sse stream while open
-	standalone      *stream // the GET /mcp stream while open
+	legacy          *stream   // the GET /sse stream while open
+	gets            []*stream // the open GET /mcp streams, oldest first
 	closed          bool
 }
 
@@ -142,9 +143,7 @@ func (s *Session) attachLocked(st *stream) bool {
 	case streamLegacy:
 		s.legacy = st
 	case streamStandalone:
-		if s.standalone == nil {
-			s.standalone = st
-		}
+		s.gets = append(s.gets, st)
 	}
 	return true
 }
@@ -158,19 +157,21 @@ func (s *Session) detach(st *stream) {
 	if s.legacy == st {
 		s.legacy = nil
 	}
-	if s.standalone == st {
-		s.standalone = nil
-	}
+	s.gets = slices.DeleteFunc(s.gets, func(g *stream) bool { return g == st })
 }
 
 // defaultStreamLocked is where an event with no request stream goes: the
-// legacy stream while open, else the standalone GET stream, else nowhere.
+// legacy stream while open, else the newest open GET /mcp stream (a client
+// reconnecting its standalone stream may open the new one before the server
+// sees the old one close), else nowhere.
 func (s *Session) defaultStreamLocked() *stream {
 	if s.legacy != nil && !s.legacy.dead {
 		return s.legacy
 	}
-	if s.standalone != nil && !s.standalone.dead {
-		return s.standalone
+	for i := len(s.gets) - 1; i >= 0; i-- {
+		if !s.gets[i].dead {
+			return s.gets[i]
+		}
 	}
 	return nil
 }
