@@ -177,6 +177,27 @@ scan:
 					continue
 				}
 			}
+			// Fast path: the usual field names, whole in this chunk.
+			switch rest := chunk[p:]; {
+			case c == 'd' && len(rest) >= 5 && string(rest[:5]) == "data:":
+				r.field, r.ph = fieldData, phValueStart
+				p += 5
+				continue
+			case c == 'e' && len(rest) >= 6 && string(rest[:6]) == "event:":
+				r.field, r.ph = fieldEvent, phValueStart
+				r.startValue()
+				p += 6
+				continue
+			case c == 'i' && len(rest) >= 3 && string(rest[:3]) == "id:":
+				out = append(out, chunk[fwd:p]...)
+				r.hold = append(r.hold[:0], "id:"...)
+				edited = true
+				r.field, r.ph = fieldID, phValueStart
+				r.startValue()
+				p += 3
+				fwd = p
+				continue
+			}
 			switch c {
 			case '\n', '\r':
 				r.dispatch()
