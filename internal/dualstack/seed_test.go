@@ -65,6 +65,9 @@ func TestSeedBaseline(t *testing.T) {
 	if len(rep.ResumeEvents) > 0 && !strings.Contains(string(rep.ResumeEvents[0].Data), `"other-request"`) {
 		t.Errorf("e-105 is not the unrelated progress notification: %s", rep.ResumeEvents[0].Data)
 	}
+	if d := rep.Describe(); !strings.Contains(d, "silently lost") || !strings.Contains(d, "ran 2 time(s)") {
+		t.Errorf("Describe() does not tell the loss:\n%s", d)
+	}
 	if rep.ResultArrived || !rep.SilentLoss() {
 		t.Errorf("result arrived=%t, silent loss=%t; want the silent loss", rep.ResultArrived, rep.SilentLoss())
 	}

@@ -80,6 +80,10 @@ const (
 // streamBuffer bounds the events queued for one stream's writer.
 const streamBuffer = 1024
 
+// maxLogEvents bounds a session's log; the oldest events are forgotten first
+// (a cursor naming one then answers 400, like any unknown cursor).
+const maxLogEvents = 4096
+
 // stream is one open SSE response of a session. Events reach its writer
 // through events; kill ends it from the server side.
 type stream struct {
@@ -191,6 +195,9 @@ func (s *Session) appendLocked(ev Event, target *stream) Event {
 		default:
 			ev.Transport = TransportNone
 		}
+	}
+	if len(s.log) >= maxLogEvents {
+		s.log = slices.Delete(s.log, 0, len(s.log)-maxLogEvents+1)
 	}
 	s.log = append(s.log, ev)
 	return ev

@@ -237,3 +237,22 @@ func TestParseEventID(t *testing.T) {
 		t.Error("ParseReplayMode accepted nonsense")
 	}
 }
+
+// TestLogBounded: a session's log keeps the newest 4096 events.
+func TestLogBounded(t *testing.T) {
+	srv, ts := start(t, dualstack.Options{})
+	sid := initJSON(t, ts.URL) // initialize answered as JSON: no event
+	for range 4100 {
+		if _, err := srv.EmitProgress(sid, "x", 1, 0, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, _ := srv.Events(sid)
+	if len(evs) != 4096 || evs[0].ID != 5 || evs[len(evs)-1].ID != 4100 {
+		t.Errorf("log holds %d events, %s … %s; want 4096, e-5 … e-4100", len(evs), evs[0].ID, evs[len(evs)-1].ID)
+	}
+	resp := do(t, "GET", ts.URL+"/mcp", "", "Accept: text/event-stream", "Mcp-Session-Id: "+sid, "Last-Event-ID: e-4")
+	if resp.StatusCode != 400 {
+		t.Errorf("resume from a forgotten event: %s, want 400", resp.Status)
+	}
+}

@@ -105,3 +105,49 @@ func (r *Report) String() string {
 		r.Scenario, r.SessionID, strings.Join(r.StreamEventIDs, " "), r.Cursor, r.ResumeStatus,
 		strings.Join(r.ResumeEventIDs(), " "), result, r.Retried, r.Reinitialized, r.ToolRuns)
 }
+
+// Describe tells in plain words what happened to the tool-call result, for a
+// reader who has not read the seed.
+func (r *Report) Describe() string {
+	var b strings.Builder
+	switch r.Scenario {
+	case "seed":
+		fmt.Fprintf(&b, "The client opened a legacy SSE stream (session %s), called search_index and read events %s.\n",
+			r.SessionID, strings.Join(r.StreamEventIDs, ", "))
+		fmt.Fprintf(&b, "The connection was cut right after %s (the tool result) arrived, before the client could process it.\n", r.Cursor)
+		if r.InjectedEventID != "" {
+			fmt.Fprintf(&b, "Meanwhile the server sent %s, a progress update for an unrelated request.\n", r.InjectedEventID)
+		}
+		fmt.Fprintf(&b, "The client reconnected on the Streamable HTTP endpoint with Last-Event-ID: %s.\n", r.Cursor)
+	default:
+		fmt.Fprintf(&b, "The client called search_index on Streamable HTTP (session %s) and read events %s; then it resumed with Last-Event-ID: %s.\n",
+			r.SessionID, strings.Join(r.StreamEventIDs, ", "), r.Cursor)
+	}
+	switch {
+	case r.ResumeStatus == 0:
+		fmt.Fprintf(&b, "The resume failed: %s.\n", r.ResumeError)
+	case r.ForcedReinit():
+		fmt.Fprintf(&b, "The resume was refused at once with HTTP 404 (%s): the client knows its session is unusable and starts a new one.\n", strings.TrimSpace(r.ResumeBody))
+	case r.ResumeStatus/100 != 2:
+		fmt.Fprintf(&b, "The resume was answered HTTP %d: %s\n", r.ResumeStatus, strings.TrimSpace(r.ResumeBody))
+	case r.ResultArrived && r.ResultEventID != "" && r.Scenario != "clean_resume":
+		fmt.Fprintf(&b, "The resume was accepted and replayed the result (%s): nothing was lost.\n", r.ResultEventID)
+	case r.ResultArrived:
+		fmt.Fprintf(&b, "The resume was accepted; the result had already been processed (replayed again %d times).\n", r.DuplicateResults)
+	default:
+		replayed := strings.Join(r.ResumeEventIDs(), ", ")
+		if replayed == "" {
+			replayed = "nothing"
+		}
+		fmt.Fprintf(&b, "The resume was accepted and replayed %s, but never the tool result: it was silently lost, and the client waited until its timeout.\n", replayed)
+	}
+	if r.Retried {
+		where := "on the same session"
+		if r.Reinitialized {
+			where = "on a new session"
+		}
+		fmt.Fprintf(&b, "The client retried the call %s.\n", where)
+	}
+	fmt.Fprintf(&b, "search_index ran %d time(s) on the server.", r.ToolRuns)
+	return b.String()
+}
