@@ -52,11 +52,32 @@
 // /debug/progress) then emits e-105, a progress notification for another
 // request, which is the first event a resume from e-104 replays.
 //
+// # Routing of events
+//
+// A request's progress and response go to the stream of that request: the
+// POST /mcp SSE answer, or for a legacy POST the session's default stream.
+// The default stream of a session, which also carries notifications that
+// belong to no open request ([Server.EmitProgress]), is the legacy GET /sse
+// stream while it is open, else the newest open GET /mcp stream. An event
+// whose stream is gone is still logged (as carried by [TransportNone]) and
+// so only a resume can deliver it. GET /sse always opens a new session and
+// ignores Last-Event-ID. Legacy POSTs are run before the 202 is answered,
+// so their events are queued in order.
+//
 // # Test hooks
 //
-// [Server.ToolRuns], [Server.Sessions] and [Server.Events] read the server's
-// state; GET /debug/stats serves the same as JSON. A POST /mcp with the header
-// "X-Dualstack-Hold: 1" (or [Options.HoldPostStreams]) keeps its SSE response
-// open after the result was written, so a client or proxy can cut it after
-// the send.
+// [Server.ToolRuns], [Server.Sessions], [Server.Events] and [Server.Stats]
+// read the server's state; over HTTP, for a server in another process:
+//
+//	GET  /debug/stats                 {"search_index_runs":N,"slow_op_runs":N,"sessions":N,"resumes":N,"next_event_id":"e-N","replay":"exclusive"}
+//	GET  /debug/sessions              [{"id":"s-…","origin":"sse","events":N,"lastEventId":"e-N","openStreams":N}, …]
+//	GET  /debug/events?sessionId=s-…  the session's log: [{"id":"e-N","kind":"response","transport":"sse","data":{…}}, …]
+//	POST /debug/progress              {"sessionId":"s-…","progressToken":"other-request","progress":1,"total":2}
+//	                                  emits a notifications/progress to the session's default stream; answers {"eventId":"e-N"}
+//
+// A POST /mcp with the header "X-Dualstack-Hold: 1" ([HeaderHold], or
+// [Options.HoldPostStreams] for all) keeps its SSE answer open after the
+// result was written, so a client or proxy can cut it after the send. The
+// package seedclient plays the seed scenario and its variants against any
+// base URL (this server or a proxy in front of it).
 package dualstack
