@@ -1,0 +1,80 @@
+package envoy_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// deployDocs returns the user documentation of the deployment: the README's
+// "Deploy to Envoy" section onwards once the README holds it, docs/deploy.md
+// until then.
+func deployDocs(t *testing.T) (string, string) {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err == nil {
+		if i := strings.Index(string(readme), "## Deploy to Envoy"); i >= 0 {
+			return "README.md", string(readme[i:])
+		}
+	}
+	name := filepath.Join("docs", "deploy.md")
+	return name, string(readFile(t, filepath.Join(repoRoot, name)))
+}
+
+// counterNames reads the counter names the plugin defines from its source.
+func counterNames(t *testing.T) []string {
+	t.Helper()
+	src := readFile(t, filepath.Join(repoRoot, "filter", "metrics.go"))
+	var names []string
+	for _, m := range regexp.MustCompile(`\{"([a-z_]+_total)",`).FindAllSubmatch(src, -1) {
+		names = append(names, "mcp_resume_guard_"+string(m[1]))
+	}
+	if len(names) < 11 {
+		t.Fatalf("found %d counter names in filter/metrics.go (%v); update counterNames to the way it declares them", len(names), names)
+	}
+	return names
+}
+
+// TestDeployDocsMatchFiles keeps the deployment documentation true to the
+// artifacts it describes.
+func TestDeployDocsMatchFiles(t *testing.T) {
+	docName, docs := deployDocs(t)
+	boot, err := checkBootstrap(readFile(t, bootstrapFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := loadCompose(readFile(t, filepath.Join(repoRoot, composeFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp, _, err := checkWasmPlugin(readFile(t, wasmPluginFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	want := []string{
+		"## Deploy to Envoy", "## Deploy to Istio", "## Try it with docker compose",
+		"1.33",                          // the Envoy version floor
+		project.Services["envoy"].Image, // the pinned image
+		wasmInContainer,                 // where envoy.yaml loads the plugin
+		boot.Plugin.GetFailurePolicy().String(),
+		"/stats/prometheus",
+		"build/mcp-resume-guard-oci.tar", // make oci's output
+		"make build && docker compose up --build --exit-code-from e2e",
+		"envoy/istio/wasmplugin.yaml",
+		wp.GetFailStrategy().String(),
+		wp.GetPhase().String(),
+	}
+	want = append(want, boot.EnabledRoutes...)
+	want = append(want, counterNames(t)...)
+	for k, v := range composeEnv {
+		want = append(want, k+"="+v)
+	}
+	for _, s := range want {
+		if !strings.Contains(docs, s) {
+			t.Errorf("%s does not mention %q", docName, s)
+		}
+	}
+}
