@@ -49,6 +49,9 @@ func (h *Host) Simulate(x Exchange) (Result, error) {
 	if ferr := s.Finish(x.End); err == nil {
 		err = ferr
 	}
+	if err == nil {
+		s.Release()
+	}
 	return res, err
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // testPlugins are built from testdata/<name> once per test binary.
-var testPlugins = []string{"noop", "probe", "initcall"}
+var testPlugins = []string{"noop", "probe", "initcall", "read3"}
 
 var pluginDir string
 

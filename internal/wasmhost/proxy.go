@@ -153,6 +153,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method: r.Method, Path: r.URL.RequestURI(), Route: route, Status: x.status, VM: s.VM(), StreamID: s.ID(),
 		Duration: time.Since(start), Bytes: x.bytes, End: end, Flags: s.Flags(), Local: x.local, Err: err,
 	}
+	s.Release()
 	p.logRecord(rec)
 	if p.opts.OnDone != nil {
 		p.opts.OnDone(rec)

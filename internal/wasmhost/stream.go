@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // StreamInfo describes a new HTTP stream.
@@ -71,7 +72,9 @@ func (h *Host) NewStream(info StreamInfo) (*Stream, error) {
 	if err := vm.ensure(); err != nil {
 		return nil, err
 	}
-	s := &Stream{vm: vm, gen: vm.gen, id: vm.nextID, info: info, bodyActive: -1}
+	s := streamPool.Get().(*Stream)
+	reqBuf, respBuf := s.reqBuf[:0], s.respBuf[:0]
+	*s = Stream{vm: vm, gen: vm.gen, id: vm.nextID, info: info, bodyActive: -1, reqBuf: reqBuf, respBuf: respBuf}
 	vm.nextID++
 	vm.streams[s.id] = s
 	vm.requests.Add(1)
@@ -85,6 +88,18 @@ func (h *Host) NewStream(info StreamInfo) (*Stream, error) {
 		return s, s.failed
 	}
 	return s, nil
+}
+
+var streamPool = sync.Pool{New: func() any { return new(Stream) }}
+
+// Release returns a finished stream to a pool for reuse. The caller must
+// not use s afterwards. Calling it is optional.
+func (s *Stream) Release() {
+	if !s.finished {
+		return
+	}
+	s.vm = nil
+	streamPool.Put(s)
 }
 
 // VM is the index of the VM running this stream.

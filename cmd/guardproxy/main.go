@@ -1,0 +1,127 @@
+// Command guardproxy runs a proxy-wasm plugin (by default the built
+// mcp-resume-guard filter) in front of an upstream, in the embedded
+// wazero host of internal/wasmhost: an HTTP/1.1 reverse proxy that streams
+// responses chunk by chunk through the plugin, for trying the filter and for
+// end-to-end tests without Envoy. Production runs in Envoy ≥ 1.33.
+//
+//	go run ./cmd/guardproxy -wasm build/mcp-resume-guard.wasm -config envoy/plugin-config.json \
+//	    -listen 127.0.0.1:10000 -upstream http://127.0.0.1:8080 -vms 2 \
+//	    -admin 127.0.0.1:9901 -routes /mcp=mcp-streamable,/sse=mcp-legacy,/messages=mcp-legacy \
+//	    -stream-idle-timeout 5s
+//
+// With -admin it serves GET /stats (every metric as "name value" lines,
+// sorted) and GET /ready. It logs one line per request.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "guardproxy: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		wasmPath   = flag.String("wasm", "build/mcp-resume-guard.wasm", "plugin `file` (.wasm)")
+		configPath = flag.String("config", "", "plugin configuration `file` (JSON), handed to proxy_on_configure")
+		listen     = flag.String("listen", "127.0.0.1:10000", "listen `address`")
+		upstream   = flag.String("upstream", "http://127.0.0.1:8080", "upstream `URL`")
+		vms        = flag.Int("vms", 2, "number of VMs (like Envoy worker threads); requests go round-robin")
+		admin      = flag.String("admin", "", "admin listen `address` (GET /stats, GET /ready); empty: off")
+		routes     = flag.String("routes", "", "path prefixes to route names read as xds.route_name: `/p=name,...`")
+		idle       = flag.Duration("stream-idle-timeout", 0, "cut streams idle for this long (Envoy stream_idle_timeout); 0: off")
+		fullWASI   = flag.Bool("full-wasi", false, "offer wazero's complete WASI (Envoy ≥ 1.39) instead of Envoy 1.33–1.38's 18 functions")
+		logLevel   = flag.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
+		rootID     = flag.String("root-id", "", "plugin root id (plugin_root_id property)")
+	)
+	flag.Parse()
+
+	level := slog.LevelInfo
+	switch strings.ToLower(*logLevel) {
+	case "trace", "debug":
+		level = slog.LevelDebug - 4
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	wasm, err := os.ReadFile(*wasmPath)
+	if err != nil {
+		return err
+	}
+	var config []byte
+	if *configPath != "" {
+		if config, err = os.ReadFile(*configPath); err != nil {
+			return err
+		}
+	}
+	up, err := url.Parse(*upstream)
+	if err != nil || up.Host == "" || (up.Scheme != "http" && up.Scheme != "https") {
+		return fmt.Errorf("-upstream %q: want http://host:port", *upstream)
+	}
+	rts, err := wasmhost.ParseRoutes(*routes)
+	if err != nil {
+		return fmt.Errorf("-routes: %w", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	start := time.Now()
+	host, err := wasmhost.New(ctx, wasmhost.Options{
+		Wasm: wasm, PluginConfig: config, VMs: *vms, FullWASI: *fullWASI,
+		Logger: logger, LogLevel: *logLevel, RootID: *rootID,
+	})
+	if err != nil {
+		return err
+	}
+	defer host.Close(context.Background())
+	logger.Info("plugin loaded", "wasm", *wasmPath, "vms", *vms, "full_wasi", *fullWASI,
+		"wasi_imports", strings.Join(host.WASIImports(), ","), "took", time.Since(start).Round(time.Millisecond))
+
+	proxy := wasmhost.NewProxy(host, up, wasmhost.ProxyOptions{Routes: rts, StreamIdleTimeout: *idle, Logger: logger})
+	servers := []*http.Server{{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}}
+	addrs := []string{*listen}
+	if *admin != "" {
+		servers = append(servers, &http.Server{Handler: wasmhost.AdminHandler(host), ReadHeaderTimeout: 30 * time.Second})
+		addrs = append(addrs, *admin)
+	}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		ln, err := net.Listen("tcp", addrs[i])
+		if err != nil {
+			return err
+		}
+		logger.Info("listening", "addr", ln.Addr().String(), "role", []string{"proxy", "admin"}[i], "upstream", up.String())
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range servers {
+		_ = srv.Shutdown(shutdown)
+	}
+	return nil
+}
