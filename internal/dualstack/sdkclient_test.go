@@ -17,17 +17,22 @@ import (
 func TestOfficialClient(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
+		opts      dualstack.Options
 		transport func(base string) mcp.Transport
 	}{
-		{"streamable", func(base string) mcp.Transport {
+		{"streamable", dualstack.Options{FirstEventID: 100}, func(base string) mcp.Transport {
 			return &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}
 		}},
-		{"legacy_sse", func(base string) mcp.Transport {
+		// JSON answers: progress travels on the standalone GET stream.
+		{"streamable_json", dualstack.Options{PreferJSON: true}, func(base string) mcp.Transport {
+			return &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}
+		}},
+		{"legacy_sse", dualstack.Options{FirstEventID: 100}, func(base string) mcp.Transport {
 			return &mcp.SSEClientTransport{Endpoint: base + "/sse"}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, ts := start(t, dualstack.Options{FirstEventID: 100})
+			srv, ts := start(t, tc.opts)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 
