@@ -34,6 +34,22 @@ func (srv *Server) Stats() Stats {
 	}
 }
 
+// index is served at GET /: what this server is and where its endpoints are.
+const index = `mcp-dualstack: reference MCP upstream with the seed incident's bug on purpose
+(one event-ID allocator for both transports, legacy sessions bridged into /mcp,
+replay strictly after the cursor unless -replay inclusive).
+
+legacy HTTP+SSE    GET /sse, POST /messages?sessionId=
+Streamable HTTP    POST, GET, DELETE /mcp
+debug              GET /debug/stats, GET /debug/sessions,
+                   GET /debug/events?sessionId=, POST /debug/progress
+`
+
+func serveIndex(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, index)
+}
+
 func (srv *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, srv.Stats())
 }

@@ -166,3 +166,30 @@ func TestCleanResume(t *testing.T) {
 			rep.ResumeStatus, rep.ResultArrived, rep.DuplicateResults, rep.Retried, rep.ToolRuns)
 	}
 }
+
+// TestSeedOnSharedUpstream: scenarios that share one upstream (as under
+// docker-compose) keep the seed's signature and count their own tool runs.
+func TestSeedOnSharedUpstream(t *testing.T) {
+	srv, ts := start(t, dualstack.Options{FirstEventID: 100})
+	for i := range 2 {
+		rep, err := seedclient.RunSeed(context.Background(), seedConfig(ts.URL))
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		t.Log(rep)
+		last := rep.StreamEventIDs[len(rep.StreamEventIDs)-1]
+		if len(rep.StreamEventIDs) != 5 || rep.Cursor != last || !rep.SilentLoss() ||
+			!slices.Equal(rep.ResumeEventIDs(), []string{rep.InjectedEventID}) {
+			t.Errorf("run %d lost the seed's signature: %s", i, rep)
+		}
+		if rep.ToolRunsAtStart != 2*i || rep.Runs() != 2 {
+			t.Errorf("run %d: runs at start %d, during %d; want %d, 2", i, rep.ToolRunsAtStart, rep.Runs(), 2*i)
+		}
+	}
+	if got := srv.ToolRuns(dualstack.ToolSearchIndex); got != 4 {
+		t.Errorf("ToolRuns = %d, want 4", got)
+	}
+	if resp := do(t, "GET", ts.URL+"/", ""); !strings.Contains(readAll(t, resp), "GET /sse") {
+		t.Error("GET / does not describe the endpoints")
+	}
+}

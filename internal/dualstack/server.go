@@ -47,6 +47,7 @@ func New(opts Options) *Server {
 	}
 	srv.tools = builtinTools()
 	srv.mux = http.NewServeMux()
+	srv.mux.HandleFunc("GET /{$}", serveIndex)
 	srv.mux.HandleFunc("GET /sse", srv.serveLegacyStream)
 	srv.mux.HandleFunc("POST /messages", srv.serveLegacyMessage)
 	srv.mux.HandleFunc("/mcp", srv.serveMCP)

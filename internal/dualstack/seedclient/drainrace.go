@@ -31,6 +31,9 @@ func runStreamable(ctx context.Context, cfg Config, scenario string, cutBeforeDi
 	}
 	c := &client{cfg: cfg}
 	rep := &Report{Scenario: scenario, BaseURL: cfg.BaseURL}
+	if rep.ToolRunsAtStart, err = c.toolRuns(ctx); err != nil {
+		return nil, err
+	}
 	if rep.SessionID, err = c.initializeMCP(ctx, idInitialize); err != nil {
 		return nil, err
 	}

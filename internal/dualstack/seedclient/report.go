@@ -54,6 +54,9 @@ type Report struct {
 	// (a resume that replayed a result the client had already dispatched).
 	DuplicateResults int
 
+	// ToolRunsAtStart is search_index's run count on the upstream before the
+	// scenario began (non-zero when several scenarios share one upstream).
+	ToolRunsAtStart int
 	// ToolRunsBeforeRetry is search_index's run count after the resume.
 	ToolRunsBeforeRetry int
 	// Retried tells whether the client retried the tool call.
@@ -67,9 +70,12 @@ type Report struct {
 	RetryResultArrived bool
 	// RetryError is why the retry failed, if it did.
 	RetryError string
-	// ToolRuns is search_index's final run count.
+	// ToolRuns is search_index's final run count on the upstream.
 	ToolRuns int
 }
+
+// Runs returns how many times search_index ran during this scenario.
+func (r *Report) Runs() int { return r.ToolRuns - r.ToolRunsAtStart }
 
 // ResumeEventIDs returns the IDs of the events read on the resumed stream.
 func (r *Report) ResumeEventIDs() []string {
@@ -103,7 +109,7 @@ func (r *Report) String() string {
 	}
 	return fmt.Sprintf("scenario=%s session=%s stream=[%s] cursor=%s resume=%d resumed=[%s] result=%s retried=%t reinit=%t tool_runs=%d",
 		r.Scenario, r.SessionID, strings.Join(r.StreamEventIDs, " "), r.Cursor, r.ResumeStatus,
-		strings.Join(r.ResumeEventIDs(), " "), result, r.Retried, r.Reinitialized, r.ToolRuns)
+		strings.Join(r.ResumeEventIDs(), " "), result, r.Retried, r.Reinitialized, r.Runs())
 }
 
 // Describe tells in plain words what happened to the tool-call result, for a
@@ -148,6 +154,6 @@ func (r *Report) Describe() string {
 		}
 		fmt.Fprintf(&b, "The client retried the call %s.\n", where)
 	}
-	fmt.Fprintf(&b, "search_index ran %d time(s) on the server.", r.ToolRuns)
+	fmt.Fprintf(&b, "search_index ran %d time(s) on the server.", r.Runs())
 	return b.String()
 }

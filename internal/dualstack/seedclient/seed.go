@@ -44,6 +44,9 @@ func RunSeed(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	c := &client{cfg: cfg}
 	rep := &Report{Scenario: "seed", BaseURL: cfg.BaseURL}
+	if rep.ToolRunsAtStart, err = c.toolRuns(ctx); err != nil {
+		return nil, err
+	}
 
 	streamCtx, cut := context.WithTimeout(ctx, streamTimeout)
 	defer cut()
