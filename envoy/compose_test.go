@@ -187,8 +187,8 @@ func TestDockerComposeBrokenVariants(t *testing.T) {
 		name, old, new, wantErr string
 	}{
 		{"typo in a key", "    volumes:\n", "    volumnes:\n", "volumnes"},
-		{"Envoy too old", "envoyproxy/envoy:v1.36.2", "envoyproxy/envoy:v1.32.6", "before 1.33"},
-		{"Envoy not pinned", "envoyproxy/envoy:v1.36.2", "envoyproxy/envoy:latest", "pinned by tag"},
+		{"Envoy too old", "envoyproxy/envoy:v1.36.4", "envoyproxy/envoy:v1.32.6", "before 1.33"},
+		{"Envoy not pinned", "envoyproxy/envoy:v1.36.4", "envoyproxy/envoy:latest", "pinned by tag"},
 		{"plugin not mounted", "        source: ./build/mcp-resume-guard.wasm\n        target: /etc/envoy/mcp-resume-guard.wasm\n", "        source: ./build/mcp-resume-guard.wasm\n        target: /etc/envoy/plugin.wasm\n", "nothing is mounted at /etc/envoy/mcp-resume-guard.wasm"},
 		{"plugin from elsewhere", "source: ./build/mcp-resume-guard.wasm", "source: ./mcp-resume-guard.wasm", "want a bind mount"},
 		{"writable mount", "        target: /etc/envoy/envoy.yaml\n        read_only: true\n", "        target: /etc/envoy/envoy.yaml\n", "read-only"},
