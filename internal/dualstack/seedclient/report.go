@@ -3,6 +3,7 @@ package seedclient
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Report is what one scenario run observed, from the client's side and from
@@ -41,6 +42,9 @@ type Report struct {
 	ResumeEvents []Event
 	// ResumeError is a transport error of the resume, if any.
 	ResumeError string
+	// ResumeDuration is how long the client spent on the resume before it
+	// had the result, was refused, or gave up after Config.ResumeWait.
+	ResumeDuration time.Duration
 
 	// ResultArrived tells whether the tool result reached the application
 	// before any retry (on the first stream when it was not cut, else on the
@@ -133,7 +137,8 @@ func (r *Report) Describe() string {
 	case r.ResumeStatus == 0:
 		fmt.Fprintf(&b, "The resume failed: %s.\n", r.ResumeError)
 	case r.ForcedReinit():
-		fmt.Fprintf(&b, "The resume was refused at once with HTTP 404 (%s): the client knows its session is unusable and starts a new one.\n", strings.TrimSpace(r.ResumeBody))
+		fmt.Fprintf(&b, "The resume was refused at once (in %s) with HTTP 404 (%s): the client knows its session is unusable and starts a new one.\n",
+			r.ResumeDuration.Round(time.Millisecond), strings.TrimSpace(r.ResumeBody))
 	case r.ResumeStatus/100 != 2:
 		fmt.Fprintf(&b, "The resume was answered HTTP %d: %s\n", r.ResumeStatus, strings.TrimSpace(r.ResumeBody))
 	case r.ResultArrived && r.ResultEventID != "" && r.Scenario != "clean_resume":
@@ -145,7 +150,8 @@ func (r *Report) Describe() string {
 		if replayed == "" {
 			replayed = "nothing"
 		}
-		fmt.Fprintf(&b, "The resume was accepted and replayed %s, but never the tool result: it was silently lost, and the client waited until its timeout.\n", replayed)
+		fmt.Fprintf(&b, "The resume was accepted and replayed %s, but never the tool result: it was silently lost, and the client waited until its timeout (%s).\n",
+			replayed, r.ResumeDuration.Round(time.Millisecond))
 	}
 	if r.Retried {
 		where := "on the same session"

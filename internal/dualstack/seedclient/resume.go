@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -12,6 +13,8 @@ import (
 // resume sends GET /mcp with the session and cursor and waits up to
 // ResumeWait for the response to callID, filling the resume fields of rep.
 func (c *client) resume(ctx context.Context, rep *Report, callID int64) {
+	start := time.Now()
+	defer func() { rep.ResumeDuration = time.Since(start) }()
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ResumeWait)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.BaseURL+"/mcp", nil)
