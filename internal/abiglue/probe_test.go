@@ -262,6 +262,37 @@ func firstLine(s string) string {
 	return line
 }
 
+// TestPanicMessageSurvives: an unrecovered panic in a callback must still
+// print its own message on a host without poll_oneoff. The runtime's crash
+// path (freezetheworld) calls usleep, which the unpatched runtime implements
+// with poll_oneoff and throws on ENOSYS; the patched one waits on the clock.
+func TestPanicMessageSurvives(t *testing.T) {
+	for _, patched := range []bool{true, false} {
+		t.Run(fmt.Sprintf("patched=%v", patched), func(t *testing.T) {
+			res := buildProbe(t, patched)
+			h := &oldEnvoyHost{restrict: true}
+			ctx := load(t, res, h)
+			if err := h.lifecycle(ctx, 1); err != nil {
+				t.Fatalf("lifecycle: %v", err)
+			}
+			_, err := h.request(ctx, 1, 2, [][2]string{{"x-probe-panic", "1"}})
+			if err == nil {
+				t.Fatal("the probe survived its own panic")
+			}
+			out := h.output.String()
+			head := strings.SplitN(out, "\n", 4)
+			t.Logf("poll_oneoff calls %d; guest output begins %q", h.pollCalls, head[:min(3, len(head))])
+			if patched {
+				if !strings.Contains(out, "panic: probe: requested panic") || h.pollCalls != 0 {
+					t.Errorf("patched runtime: want the panic message and no poll_oneoff call; output %q", h.tail())
+				}
+			} else if h.pollCalls == 0 || !strings.Contains(out, "fatal error: wasi_snapshot_preview1.poll_oneoff") {
+				t.Errorf("unpatched runtime: the crash path did not end in poll_oneoff's failure; output %q", h.tail())
+			}
+		})
+	}
+}
+
 // TestProbeModuleShape checks the built module with the same check the build
 // runs, and pins down the imports a plain SDK plugin ends up with.
 func TestProbeModuleShape(t *testing.T) {

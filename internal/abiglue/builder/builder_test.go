@@ -117,6 +117,27 @@ func TestSyncTree(t *testing.T) {
 	}
 }
 
+// TestSyncTreeRepairsReadOnlyCopy syncs over a tree whose directories are
+// read-only, as a hand-made copy of the module cache would be.
+func TestSyncTreeRepairsReadOnlyCopy(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "old.go"), []byte("old"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(sub, 0o555)
+	t.Cleanup(func() { os.Chmod(sub, 0o755) })
+	if _, err := syncTree(dir, map[string][]byte{"sub/new.go": []byte("new")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(sub, "old.go")); !os.IsNotExist(err) {
+		t.Errorf("old.go survived: %v", err)
+	}
+}
+
 func TestWorkspace(t *testing.T) {
 	got := string(workspace("1.26.8", "/src/repo/build", "/src/repo", "/src/repo/build/sdk", "v0.24.0"))
 	for _, want := range []string{"go 1.26.8\n", "use ..\n", "replace " + SDKModule + " v0.24.0 => ./sdk\n"} {

@@ -47,6 +47,9 @@ func writeFileIfChanged(path string, data []byte) (bool, error) {
 // content): it writes what differs and removes every other regular file
 // (and directories left empty). It returns how many files it wrote or removed.
 func syncTree(dir string, files map[string][]byte) (changed int, err error) {
+	if err := makeDirsWritable(dir); err != nil {
+		return 0, err
+	}
 	names := make([]string, 0, len(files))
 	for name := range files {
 		names = append(names, name)
@@ -98,4 +101,27 @@ func syncTree(dir string, files map[string][]byte) (changed int, err error) {
 		}
 	}
 	return changed, nil
+}
+
+// makeDirsWritable gives the owner write permission on every directory under
+// dir: a tree copied by hand from the read-only module cache would otherwise
+// refuse the temporary files and renames syncTree needs.
+func makeDirsWritable(dir string) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Mode().Perm()&0o200 == 0 {
+			return os.Chmod(path, info.Mode().Perm()|0o700)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }

@@ -10,6 +10,7 @@
 // every value it reads; it reads x-probe-big x-probe-big-reads times and
 // checks its content; it increments the shared-data counter "probe.count" with
 // compare-and-swap. The outcome goes into the request header x-probe-result.
+// With x-probe-panic present it panics instead (an unrecovered plugin bug).
 package main
 
 import (
@@ -70,6 +71,9 @@ type httpContext struct{ types.DefaultHttpContext }
 var sink [][]byte
 
 func (*httpContext) OnHttpRequestHeaders(int, bool) types.Action {
+	if _, err := proxywasm.GetHttpRequestHeader("x-probe-panic"); err == nil {
+		panic("probe: requested panic")
+	}
 	in, err := proxywasm.GetHttpRequestHeader("x-probe-in")
 	if err != nil {
 		proxywasm.LogErrorf("probe: reading x-probe-in: %v", err)
