@@ -164,7 +164,9 @@ func RequestHeaders(r *http.Request) Headers {
 		scheme = "https"
 	}
 	path := r.RequestURI
-	if path == "" {
+	if !strings.HasPrefix(path, "/") {
+		// Absolute-form or missing request target: Envoy's HTTP/1 codec
+		// splits it into :authority and :path.
 		path = r.URL.RequestURI()
 	}
 	h := make(Headers, 0, len(r.Header)+5)
