@@ -232,6 +232,7 @@ func (c *client) callMCP(ctx context.Context, sessionID string, req *jsonrpc.Req
 				ids = append(ids, ev.ID)
 			}
 			if r, ok := responseTo(ev, id); ok {
+				drain(resp.Body)
 				return r, ids, sid, nil
 			}
 		}
@@ -376,4 +377,25 @@ func (c *client) resolve(ref string) (string, error) {
 		return "", fmt.Errorf("endpoint event %q: %w", ref, err)
 	}
 	return u.String(), nil
+}
+
+// drainWait bounds how long drain waits for a stream to end.
+const drainWait = 500 * time.Millisecond
+
+// drain reads body to its end, as a client does when the server ends the
+// stream after the response, so the stream ends cleanly (a proxy would
+// otherwise see a downstream disconnect and count the response as
+// unacknowledged). It gives up after drainWait, for a stream held open.
+func drain(body io.ReadCloser) {
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, body)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(drainWait):
+		body.Close()
+		<-done
+	}
 }

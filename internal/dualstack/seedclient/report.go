@@ -143,8 +143,10 @@ func (r *Report) Describe() string {
 		fmt.Fprintf(&b, "The resume was answered HTTP %d: %s\n", r.ResumeStatus, strings.TrimSpace(r.ResumeBody))
 	case r.ResultArrived && r.ResultEventID != "" && r.Scenario != "clean_resume":
 		fmt.Fprintf(&b, "The resume was accepted and replayed the result (%s): nothing was lost.\n", r.ResultEventID)
+	case r.ResultArrived && r.DuplicateResults == 0:
+		fmt.Fprintf(&b, "The resume was accepted; the result had already been processed and was not sent again.\n")
 	case r.ResultArrived:
-		fmt.Fprintf(&b, "The resume was accepted; the result had already been processed (replayed again %d times).\n", r.DuplicateResults)
+		fmt.Fprintf(&b, "The resume was accepted; the result had already been processed, and came again %d time(s).\n", r.DuplicateResults)
 	default:
 		replayed := strings.Join(r.ResumeEventIDs(), ", ")
 		if replayed == "" {
