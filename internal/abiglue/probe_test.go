@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 
@@ -138,11 +139,12 @@ func parseResult(t *testing.T, s string) probeResult {
 // built by the project's builder, runs under a host that behaves like Envoy
 // 1.33–1.38 (poll_oneoff = ENOSYS, traps on restricted calls during
 // _initialize and proxy_on_memory_allocate), through thousands of GCs, some
-// of them started inside proxy_on_memory_allocate, and never calls
-// poll_oneoff.
+// of them started inside proxy_on_memory_allocate, after the netpoller has
+// started (released 64 MiB for the scavenger, timer sleeps in _initialize
+// and in the callback), and never calls poll_oneoff.
 func TestProbeSurvivesOldEnvoy(t *testing.T) {
 	res := buildProbe(t, true)
-	h := &oldEnvoyHost{restrict: true, pluginConfig: []byte(`{"probe":true}`)}
+	h := &oldEnvoyHost{restrict: true, pluginConfig: []byte(`{"probe":true}`), environ: []string{"PROBE_INIT_SLEEP_MS=2"}}
 	ctx := load(t, res, h)
 
 	const rootID = 1
@@ -156,7 +158,14 @@ func TestProbeSurvivesOldEnvoy(t *testing.T) {
 	const gcsPerRequest = 1500
 	lastGCs := 0
 	for i := 1; i <= 3; i++ {
-		action, err := h.request(ctx, rootID, uint64(1+i), probeHeaders("hello-"+strconv.Itoa(i), gcsPerRequest, 64, 40))
+		const sleep = 20 * time.Millisecond
+		headers := append(probeHeaders("hello-"+strconv.Itoa(i), gcsPerRequest, 64, 40),
+			[2]string{"x-probe-sleep-ms", strconv.Itoa(int(sleep / time.Millisecond))})
+		start := time.Now()
+		action, err := h.request(ctx, rootID, uint64(1+i), headers)
+		if took := time.Since(start); took < sleep {
+			t.Errorf("request %d took %v, less than the probe's %v sleep", i, took, sleep)
+		}
 		if err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
@@ -229,32 +238,42 @@ func TestProbePinsHostBuffers(t *testing.T) {
 // TestUnpatchedProbeAbortsAtGC shows why the runtime overlay exists: the
 // same probe, driven the same way, built without it dies. Forced GCs on a
 // small heap alone do not reach poll_oneoff (the netpoller starts with the
-// first timer); the released 64 MiB block gives the background scavenger work,
-// it sleeps on a timer, and from then on every GC's start-the-world polls.
+// first timer); the released 64 MiB block gives the background scavenger
+// work, it sleeps on a timer, and from then on every GC's start-the-world
+// polls and the runtime throws on ENOSYS. A timer wait during _initialize
+// reaches poll_oneoff there, where Envoy before 1.39 traps.
 func TestUnpatchedProbeAbortsAtGC(t *testing.T) {
 	res := buildProbe(t, false)
-	for _, restrict := range []bool{true, false} {
-		t.Run(fmt.Sprintf("restrict=%v", restrict), func(t *testing.T) {
-			h := &oldEnvoyHost{restrict: restrict}
-			ctx := load(t, res, h)
-			err := h.lifecycle(ctx, 1)
-			if err == nil {
-				_, err = h.request(ctx, 1, 2, probeHeaders("x", 50, 10, 0))
-			}
-			if err == nil {
-				t.Fatal("the unpatched probe survived GCs under a host answering poll_oneoff with ENOSYS")
-			}
-			if h.pollCalls == 0 {
-				t.Errorf("failed without calling poll_oneoff: %v", err)
-			}
-			out := h.output.String()
-			trapped := slices.ContainsFunc(h.traps, func(s string) bool { return strings.Contains(s, "restricted_callback: poll_oneoff") })
-			if !strings.Contains(out, "poll_oneoff failed") && !trapped {
-				t.Errorf("error %v (traps %q); guest output %q lacks the runtime's poll_oneoff failure", err, h.traps, h.tail())
-			}
-			t.Logf("aborted after %d poll_oneoff calls: %v", h.pollCalls, firstLine(err.Error()))
-		})
-	}
+
+	t.Run("GC after the netpoller started", func(t *testing.T) {
+		h := &oldEnvoyHost{restrict: false}
+		ctx := load(t, res, h)
+		err := h.lifecycle(ctx, 1)
+		if err != nil {
+			t.Fatalf("lifecycle: %v", err)
+		}
+		_, err = h.request(ctx, 1, 2, probeHeaders("x", 50, 64, 0))
+		if err == nil {
+			t.Fatal("the unpatched probe survived GCs under a host answering poll_oneoff with ENOSYS")
+		}
+		if h.pollCalls == 0 || !strings.Contains(h.output.String(), "poll_oneoff failed") {
+			t.Errorf("error %v after %d poll_oneoff calls; guest output %q lacks the runtime's poll_oneoff failure", err, h.pollCalls, h.tail())
+		}
+		t.Logf("aborted after %d poll_oneoff calls: %v", h.pollCalls, firstLine(err.Error()))
+	})
+
+	t.Run("sleep during _initialize", func(t *testing.T) {
+		h := &oldEnvoyHost{restrict: true, environ: []string{"PROBE_INIT_SLEEP_MS=1"}}
+		ctx := load(t, res, h)
+		err := h.lifecycle(ctx, 1)
+		if err == nil {
+			t.Fatal("the unpatched probe slept in _initialize without calling poll_oneoff")
+		}
+		if !slices.Contains(h.traps, "restricted_callback: poll_oneoff called during _initialize") {
+			t.Errorf("error %v, traps %q: want poll_oneoff refused during _initialize", err, h.traps)
+		}
+		t.Logf("aborted: %v", firstLine(err.Error()))
+	})
 }
 
 func firstLine(s string) string {

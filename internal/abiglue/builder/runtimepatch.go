@@ -28,16 +28,20 @@ type edit struct {
 var runtimeEdits = map[string][]edit{
 	"netpoll_wasip1.go": {
 		{
-			why: "netpoll: return at once when nothing can be ready",
+			why: "netpoll: return at once when no descriptor is subscribed",
 			old: "func netpoll(delay int64) (gList, int32) {\n\tlock(&mtx)\n",
 			new: `func netpoll(delay int64) (gList, int32) {
 	lock(&mtx)
 
 	// [wasmbuild patch] subs[0] is the clock slot: with no file descriptor
-	// subscribed, a non-blocking poll has nothing to report, so the host is
-	// not asked at all. A GC's start-the-world calls netpoll(0), also inside
+	// subscribed there is nothing to poll for, so the host is not asked at
+	// all. A GC's start-the-world calls netpoll(0), also inside
 	// proxy_on_memory_allocate, where Envoy before 1.39 traps on poll_oneoff.
-	if delay == 0 && len(subs) <= 1 {
+	// With delay > 0 (a goroutine waits for a timer) poll_oneoff would only
+	// be a sleep; the scheduler instead re-checks its timers until one is
+	// due, a busy wait, which is what every Envoy gives anyway (before 1.39
+	// poll_oneoff fails, from 1.39 it returns no events at once).
+	if delay >= 0 && len(subs) <= 1 {
 		unlock(&mtx)
 		return gList{}, 0
 	}

@@ -10,12 +10,15 @@
 // every value it reads; it reads x-probe-big x-probe-big-reads times and
 // checks its content; it increments the shared-data counter "probe.count" with
 // compare-and-swap. The outcome goes into the request header x-probe-result.
-// With x-probe-panic present it panics instead (an unrecovered plugin bug).
+// With x-probe-panic present it panics instead (an unrecovered plugin bug);
+// x-probe-sleep-ms makes it sleep first (a timer wait inside a callback).
 package main
 
 import (
+	"os"
 	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
@@ -24,9 +27,13 @@ import (
 const counterKey = "probe.count"
 
 func init() {
-	// A collection during _initialize: an unpatched runtime would call
-	// poll_oneoff here, which old Envoy refuses in this phase.
+	// A collection and, if PROBE_INIT_SLEEP_MS is set, a sleep during
+	// _initialize: the sleep makes an unpatched runtime call poll_oneoff
+	// here, which Envoy before 1.39 refuses in this phase.
 	runtime.GC()
+	if ms, err := strconv.Atoi(os.Getenv("PROBE_INIT_SLEEP_MS")); err == nil {
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
 	proxywasm.SetVMContext(&vmContext{})
 }
 
@@ -93,6 +100,10 @@ func (*httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 		}
 		churn = nil
 		runtime.GC()
+	}
+
+	if ms := headerInt("x-probe-sleep-ms"); ms > 0 {
+		time.Sleep(time.Duration(ms) * time.Millisecond)
 	}
 
 	mismatches := 0
