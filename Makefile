@@ -25,5 +25,9 @@ e2e: build
 demo: build
 	$(GO) run ./cmd/demo -wasm $(WASM)
 
+## oci: the plugin as an OCI image layout for Istio / Envoy Gateway (build/mcp-resume-guard-oci.tar)
+oci: build
+	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar
+
 clean:
 	rm -rf $(BUILD)

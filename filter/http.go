@@ -1,0 +1,429 @@
+package main
+
+import (
+	"encoding/binary"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/config"
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/sse"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+)
+
+// Envoy's response.flags bits that mean the client did not receive the whole
+// stream (envoy/stream_info/stream_info.h).
+const (
+	flagDownstreamConnectionTermination = 0x4000     // DC
+	flagStreamIdleTimeout               = 0x10000    // SI
+	flagDownstreamProtocolError         = 0x40000    // DPE
+	flagDurationTimeout                 = 0x400000   // DT
+	flagDownstreamRemoteReset           = 0x10000000 // DR
+	flagsCut                            = flagDownstreamConnectionTermination | flagStreamIdleTimeout |
+		flagDownstreamProtocolError | flagDurationTimeout | flagDownstreamRemoteReset
+)
+
+var (
+	propRouteName   = []string{"xds", "route_name"}
+	propFlags       = []string{"response", "flags"}
+	propCodeDetails = []string{"response", "code_details"}
+	reinitHeaders   = [][2]string{{"content-type", "application/json"}, {"cache-control", "no-store"}}
+)
+
+// httpContext is the state of one HTTP stream. Everything the response path
+// needs from the request is kept here during the request-headers callback:
+// Envoy makes the request header map unreadable once it returned Continue.
+type httpContext struct {
+	types.DefaultHttpContext
+	plugin *pluginContext
+
+	transport  cursor.Transport // TransportNone: not a guarded route, hands off
+	session    string
+	isDelete   bool
+	localReply bool // this stream's response is our own re-initialization
+
+	// Response stream state, set only for a rewritten SSE response.
+	rw       *sse.Rewriter
+	stream   uint32
+	sawEOS   bool
+	lastID   []byte // last event ID sent on this stream (untagged)
+	prevID   []byte
+	lastKind cursor.EventKind
+	hasID    bool
+	written  bool // a tail for this stream is in shared data
+	inScope  bool // the tail in shared data has an in-scope last event
+}
+
+// failOpen is deferred by every callback: a panic must never escape into
+// the host (it would kill the VM and every stream of the Envoy worker). The
+// stream continues untouched and the fault is counted.
+func (h *httpContext) failOpen(action *types.Action) {
+	if r := recover(); r != nil {
+		h.plugin.metrics.failOpen.inc()
+		proxywasm.LogError("mcp-resume-guard: internal error; stream passes through untouched")
+		h.transport = cursor.TransportNone
+		h.rw = nil
+		if action != nil {
+			*action = types.ActionContinue
+		}
+	}
+}
+
+// OnHttpRequestHeaders implements types.HttpContext: it reads the route,
+// session and cursor, and applies the resume decision.
+func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
+	action = types.ActionContinue
+	defer h.failOpen(&action)
+	p := h.plugin
+	if !p.started || len(p.cfg.Routes) == 0 {
+		return action
+	}
+	path, _ := proxywasm.GetHttpRequestHeader(":path")
+	var routeName string
+	if p.cfg.NeedsRouteName() {
+		if b, err := proxywasm.GetProperty(propRouteName); err == nil {
+			routeName = string(b)
+		}
+	}
+	h.transport = p.cfg.Match(routeName, path)
+	if h.transport == cursor.TransportNone {
+		return action
+	}
+	method, _ := proxywasm.GetHttpRequestHeader(":method")
+	h.session, _ = proxywasm.GetHttpRequestHeader("mcp-session-id")
+	if h.session == "" && h.transport == cursor.TransportSSE {
+		h.session = queryParam(path, "sessionId", "session_id")
+	}
+	h.isDelete = method == "DELETE"
+	last, _ := proxywasm.GetHttpRequestHeader("last-event-id")
+	if last == "" && h.session == "" {
+		return action
+	}
+
+	now := p.now()
+	rec, err := p.store.Load(h.session, now)
+	if err != nil {
+		// Shared data failed: judge the cursor without a watermark.
+		p.metrics.failOpen.inc()
+		proxywasm.LogWarn("mcp-resume-guard: shared data read failed, deciding without watermark: " + err.Error())
+		rec = nil
+	}
+	d := cursor.Decide(h.transport, last, rec, p.cfg.Policy)
+	return h.apply(d, method, now)
+}
+
+// apply carries out a resume decision on the request.
+func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.Action {
+	p := h.plugin
+	if d.Detected() {
+		if d.Reason == cursor.ReasonDrainRace {
+			p.metrics.drainRaceDetected.inc()
+		}
+		h.logDetection(d)
+	}
+	switch d.Action {
+	case cursor.Forward:
+		return types.ActionContinue
+	case cursor.ForwardCursor:
+		if err := proxywasm.ReplaceHttpRequestHeader("last-event-id", d.Cursor); err != nil {
+			p.metrics.failOpen.inc()
+			return types.ActionContinue
+		}
+		p.metrics.cursorsStripped.inc()
+		if d.Rewound {
+			p.metrics.rewinds.inc()
+		}
+		return types.ActionContinue
+	}
+
+	// A forced re-initialization.
+	h.countReinit(d.Reason)
+	if h.session != "" && d.Reason != cursor.ReasonTombstoned {
+		if err := p.store.Update(h.session, now, false, func(r *cursor.Record) bool {
+			r.Tombstone(now)
+			return true
+		}); err != nil {
+			p.metrics.failOpen.inc()
+		}
+		p.metrics.casConflicts.add(p.store.TakeConflicts())
+	}
+	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
+		// The legacy transport re-initializes by opening a fresh stream.
+		if err := proxywasm.RemoveHttpRequestHeader("last-event-id"); err != nil {
+			p.metrics.failOpen.inc()
+		}
+		return types.ActionContinue
+	}
+	if err := proxywasm.SendHttpResponse(cursor.ReinitStatus, reinitHeaders, p.reinitAt[d.Reason], -1); err != nil {
+		p.metrics.failOpen.inc()
+		proxywasm.LogError("mcp-resume-guard: cannot send the re-initialization reply: " + err.Error())
+		return types.ActionContinue
+	}
+	h.localReply = true
+	return types.ActionPause
+}
+
+func (h *httpContext) countReinit(r cursor.Reason) {
+	m := &h.plugin.metrics
+	switch r {
+	case cursor.ReasonCrossTransport:
+		m.reinitCrossTransport.inc()
+	case cursor.ReasonUntagged:
+		m.reinitUntagged.inc()
+	case cursor.ReasonDrainRace:
+		m.reinitDrainRace.inc()
+	case cursor.ReasonTombstoned:
+		m.reinitTombstoned.inc()
+	case cursor.ReasonUnknown:
+		m.reinitUnknown.inc()
+	}
+}
+
+// logDetection writes the warn line the seed names as the cheapest detector:
+// it fires for every drain race and cross-transport cursor, whatever the
+// policy does about it.
+func (h *httpContext) logDetection(d cursor.Decision) {
+	var b strings.Builder
+	b.WriteString("mcp-resume-guard: ")
+	if d.Reason == cursor.ReasonDrainRace {
+		b.WriteString("drain race: resume cursor equals the last event of a stream cut before it was acknowledged")
+	} else {
+		b.WriteString("cross-transport cursor: resume cursor was minted by the other transport")
+	}
+	b.WriteString("; session=")
+	b.WriteString(sessionTag(h.session))
+	b.WriteString(" route_transport=")
+	b.WriteString(h.transport.String())
+	if d.Tail != nil {
+		b.WriteString(" event=")
+		b.WriteString(strconv.Quote(truncate(d.Tail.LastID, 64)))
+		b.WriteString(" kind=")
+		b.WriteString(d.Tail.LastKind.String())
+	}
+	b.WriteString(" action=")
+	switch {
+	case d.Action == cursor.Reinit:
+		b.WriteString("reinit")
+	case d.Rewound:
+		b.WriteString("rewind")
+	default:
+		b.WriteString("forward")
+	}
+	proxywasm.LogWarn(b.String())
+}
+
+// OnHttpResponseHeaders implements types.HttpContext: it learns the session
+// of an initialize response, clears deleted sessions, and arms the SSE
+// rewriter on event-stream responses.
+func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
+	action = types.ActionContinue
+	defer h.failOpen(&action)
+	if h.transport == cursor.TransportNone || h.localReply {
+		// Our own local reply comes back through this callback (Envoy
+		// runs it through the encoder chain): leave it alone.
+		return action
+	}
+	p := h.plugin
+	status, _ := proxywasm.GetHttpResponseHeader(":status")
+	if len(status) != 3 || status[0] != '2' {
+		return action
+	}
+	if h.isDelete {
+		if h.session != "" {
+			if err := p.store.Delete(h.session, p.now()); err != nil {
+				p.metrics.failOpen.inc()
+			}
+		}
+		return action
+	}
+	if h.session == "" {
+		h.session, _ = proxywasm.GetHttpResponseHeader("mcp-session-id")
+	}
+	if status != "200" {
+		return action
+	}
+	ct, _ := proxywasm.GetHttpResponseHeader("content-type")
+	if !isEventStream(ct) {
+		return action
+	}
+	if ce, _ := proxywasm.GetHttpResponseHeader("content-encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		// Compressed SSE cannot be rewritten without decoding it; pass it
+		// through untouched (its IDs stay untagged) and count it.
+		p.metrics.sseEncodedPassthrough.inc()
+		return action
+	}
+	if err := proxywasm.RemoveHttpResponseHeader("content-length"); err != nil {
+		p.metrics.failOpen.inc()
+		return action
+	}
+	h.rw = p.getRewriter(h.transport)
+	h.stream = newStreamID()
+	return action
+}
+
+// OnHttpResponseBody implements types.HttpContext: it tags every event ID of
+// the chunk and, before the chunk leaves, records the stream's tail.
+func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Action) {
+	action = types.ActionContinue
+	defer h.failOpen(&action)
+	if eos {
+		h.sawEOS = true
+	}
+	rw := h.rw
+	if rw == nil || rw.Overflowed() {
+		return action
+	}
+	p := h.plugin
+	var chunk []byte
+	if size > 0 {
+		var err error
+		if chunk, err = proxywasm.GetHttpResponseBody(0, size); err != nil {
+			p.metrics.failOpen.inc()
+			return action
+		}
+	}
+	out, changed := rw.Rewrite(p.scratch[:0], chunk, eos)
+	p.scratch = out[:0]
+	p.metrics.eventsTagged.add(rw.Tagged())
+	if rw.Overflowed() {
+		p.metrics.sseOverflow.inc()
+		proxywasm.LogWarn("mcp-resume-guard: SSE line longer than max_line_bytes; the rest of this stream passes untagged; session=" + sessionTag(h.session))
+	}
+	h.observe(rw.Events())
+	if changed {
+		if err := proxywasm.ReplaceHttpResponseBody(out); err != nil {
+			// The chunk goes out as it came; a rewriter that held bytes
+			// back would now lose them, so stop rewriting this stream.
+			p.metrics.failOpen.inc()
+			h.rw = nil
+		}
+	}
+	return action
+}
+
+// observe takes the chunk's events: it learns the legacy session from the
+// endpoint event and writes the stream's tail to shared data when needed.
+func (h *httpContext) observe(events []sse.Event) {
+	ids := 0
+	for i := range events {
+		ev := &events[i]
+		if h.session == "" && h.transport == cursor.TransportSSE && string(ev.Type) == "endpoint" {
+			h.session = queryParam(string(ev.Data), "sessionId", "session_id")
+		}
+		if !ev.HasID {
+			continue
+		}
+		ids++
+		h.prevID = append(h.prevID[:0], h.lastID...)
+		h.lastID = append(h.lastID[:0], ev.ID...)
+		h.lastKind = ev.Kind
+		h.hasID = true
+	}
+	if ids == 0 || h.session == "" {
+		return
+	}
+	p := h.plugin
+	inScope := p.cfg.Policy.InScope(h.lastKind)
+	// A tail matters only while its last event is in scope (a possible
+	// drain race) or to overwrite one that was. Other tails would only make
+	// a later cursor "unknown" instead of "normal", and both forward it —
+	// unless unknown cursors force a re-initialization.
+	if !inScope && !h.inScope && p.cfg.Policy.Unknown != cursor.UnknownReinit {
+		return
+	}
+	now := p.now()
+	last, prev, kind := string(h.lastID), string(h.prevID), h.lastKind
+	err := p.store.Update(h.session, now, true, func(r *cursor.Record) bool {
+		r.Observe(h.stream, h.transport, last, prev, kind, now)
+		return true
+	})
+	p.metrics.casConflicts.add(p.store.TakeConflicts())
+	if err != nil {
+		p.metrics.failOpen.inc()
+		proxywasm.LogWarn("mcp-resume-guard: cannot record the stream tail: " + err.Error())
+		return
+	}
+	h.written, h.inScope = true, inScope
+}
+
+// OnHttpStreamDone implements types.HttpContext. Envoy calls it from
+// proxy_on_log, on clean ends and on resets alike: a stream that reached
+// end-of-stream without a downstream reset or timeout acknowledges its tail.
+func (h *httpContext) OnHttpStreamDone() {
+	defer h.failOpen(nil)
+	if h.rw == nil {
+		return
+	}
+	p := h.plugin
+	p.putRewriter(h.rw)
+	h.rw = nil
+	if !h.written || !h.sawEOS || !streamCompleted() {
+		return
+	}
+	now := p.now()
+	stream := h.stream
+	if err := p.store.Update(h.session, now, false, func(r *cursor.Record) bool {
+		return r.Ack(stream, now)
+	}); err != nil {
+		p.metrics.failOpen.inc()
+	}
+	p.metrics.casConflicts.add(p.store.TakeConflicts())
+}
+
+// streamCompleted reports whether Envoy saw the response delivered: no
+// downstream disconnect, reset or timeout in response.flags or code details.
+func streamCompleted() bool {
+	if b, err := proxywasm.GetProperty(propFlags); err == nil && len(b) == 8 {
+		if binary.LittleEndian.Uint64(b)&flagsCut != 0 {
+			return false
+		}
+	}
+	if b, err := proxywasm.GetProperty(propCodeDetails); err == nil {
+		if strings.Contains(string(b), "downstream_remote_disconnect") || strings.Contains(string(b), "idle_timeout") {
+			return false
+		}
+	}
+	return true
+}
+
+// isEventStream reports whether a content-type is text/event-stream, in any
+// case and with any parameters.
+func isEventStream(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
+}
+
+// queryParam returns the first value of any of names in the query of a
+// request path or URL ("/messages?sessionId=abc"), or "".
+func queryParam(pathOrURL string, names ...string) string {
+	_, q, ok := strings.Cut(pathOrURL, "?")
+	if !ok {
+		return ""
+	}
+	q, _, _ = strings.Cut(q, "#")
+	for q != "" {
+		var kv string
+		kv, q, _ = strings.Cut(q, "&")
+		k, v, _ := strings.Cut(kv, "=")
+		for _, n := range names {
+			if k == n {
+				if strings.ContainsAny(v, "%+") {
+					if u, err := url.QueryUnescape(v); err == nil {
+						return u
+					}
+				}
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

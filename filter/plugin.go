@@ -1,0 +1,116 @@
+package main
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/config"
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/sse"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+)
+
+// vmContext is the VM-wide context: one per Envoy worker thread.
+type vmContext struct {
+	types.DefaultVMContext
+}
+
+// NewPluginContext implements types.VMContext.
+func (*vmContext) NewPluginContext(uint32) types.PluginContext {
+	return &pluginContext{}
+}
+
+// pluginContext holds everything shared by the HTTP streams of one VM: the
+// configuration, the counters, the watermark store and reusable buffers.
+// Callbacks of one VM never run concurrently, so plain fields are safe.
+type pluginContext struct {
+	types.DefaultPluginContext
+	cfg     config.Config
+	metrics metrics
+	store   cursor.Store
+	started bool
+
+	scratch   []byte          // rewritten body chunks
+	rewriters []*sse.Rewriter // free list, reused across streams
+	reinitAt  [8][]byte       // prebuilt re-initialization bodies by reason
+	now       func() uint32   // unix seconds; replaced in tests
+}
+
+// OnPluginStart implements types.PluginContext: it parses the configuration
+// and refuses to start on any error, naming the key at fault.
+func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
+	defer func() {
+		if r := recover(); r != nil {
+			proxywasm.LogCritical("mcp-resume-guard: plugin start failed: internal error")
+			status = types.OnPluginStartStatusFailed
+		}
+	}()
+	data, err := proxywasm.GetPluginConfiguration()
+	if err != nil && err != types.ErrorStatusNotFound {
+		proxywasm.LogCritical("mcp-resume-guard: cannot read the plugin configuration: " + err.Error())
+		return types.OnPluginStartStatusFailed
+	}
+	cfg, err := config.Parse(data)
+	if err != nil {
+		proxywasm.LogCritical("mcp-resume-guard: " + err.Error())
+		return types.OnPluginStartStatusFailed
+	}
+	if len(cfg.Routes) == 0 {
+		proxywasm.LogWarn(`mcp-resume-guard: no "routes" configured; every request passes untouched`)
+	}
+	p.cfg = cfg
+	p.metrics.define()
+	p.store = cursor.Store{Data: hostSharedData{}, Slots: uint32(cfg.MaxSessions), TTL: uint32(cfg.SessionTTLSeconds)}
+	for _, r := range []cursor.Reason{cursor.ReasonUnknown, cursor.ReasonUntagged, cursor.ReasonCrossTransport, cursor.ReasonDrainRace, cursor.ReasonTombstoned} {
+		p.reinitAt[r] = cursor.ReinitBody(r)
+	}
+	if p.now == nil {
+		p.now = func() uint32 { return uint32(time.Now().Unix()) }
+	}
+	p.started = true
+	proxywasm.LogInfo("mcp-resume-guard: started with " + strconv.Itoa(len(cfg.Routes)) + " guarded routes")
+	return types.OnPluginStartStatusOK
+}
+
+// NewHttpContext implements types.PluginContext.
+func (p *pluginContext) NewHttpContext(uint32) types.HttpContext {
+	return &httpContext{plugin: p}
+}
+
+func (p *pluginContext) getRewriter(t cursor.Transport) *sse.Rewriter {
+	if n := len(p.rewriters); n > 0 {
+		rw := p.rewriters[n-1]
+		p.rewriters = p.rewriters[:n-1]
+		rw.Reset(t, p.cfg.MaxLineBytes)
+		return rw
+	}
+	return sse.NewRewriter(t, p.cfg.MaxLineBytes)
+}
+
+func (p *pluginContext) putRewriter(rw *sse.Rewriter) {
+	if len(p.rewriters) < 64 {
+		p.rewriters = append(p.rewriters, rw)
+	}
+}
+
+// newStreamID returns a nonce naming one response stream in watermark
+// records; streams of every VM write the same records, so it is random.
+func newStreamID() uint32 {
+	for {
+		if id := rand.Uint32(); id != 0 {
+			return id
+		}
+	}
+}
+
+// sessionTag is what logs show instead of a session ID: a short hash.
+func sessionTag(session string) string {
+	h := uint32(2166136261)
+	for i := 0; i < len(session); i++ {
+		h ^= uint32(session[i])
+		h *= 16777619
+	}
+	return strconv.FormatUint(uint64(h), 16)
+}

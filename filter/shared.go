@@ -1,0 +1,28 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+)
+
+// hostSharedData is cursor.SharedData on proxy-wasm shared data.
+type hostSharedData struct{}
+
+func (hostSharedData) Get(key []byte) ([]byte, uint32, error) {
+	v, cas, err := proxywasm.GetSharedData(string(key))
+	if errors.Is(err, types.ErrorStatusNotFound) {
+		return nil, 0, cursor.ErrNotFound
+	}
+	return v, cas, err
+}
+
+func (hostSharedData) Set(key, value []byte, cas uint32) error {
+	err := proxywasm.SetSharedData(string(key), value, cas)
+	if errors.Is(err, types.ErrorStatusCasMismatch) {
+		return cursor.ErrCASMismatch
+	}
+	return err
+}
