@@ -125,7 +125,8 @@ func (r *Rewriter) Events() []Event { return r.events }
 // are tagged and no more events are reported.
 func (r *Rewriter) Overflowed() bool { return r.ph == phOverflow }
 
-// Tagged returns how many id fields were tagged during the last Rewrite call.
+// Tagged returns how many id fields were tagged during the last Rewrite call
+// (always 0 on TransportNone, whose prefix is empty).
 func (r *Rewriter) Tagged() int { return r.tagged }
 
 // Rewrite consumes the next chunk of the upstream body and appends to dst the
@@ -134,7 +135,11 @@ func (r *Rewriter) Tagged() int { return r.tagged }
 // leave the host's buffer alone). eos marks the last chunk: every held byte
 // is flushed, and an unterminated final event is not dispatched (SSE
 // discards it) though its bytes are forwarded. Call Reset before feeding
-// another stream.
+// another stream. dst must not overlap chunk.
+//
+// The events dispatched by the empty lines in chunk are available from
+// Events until the next call, so a caller can record them before the bytes
+// that carry them leave.
 func (r *Rewriter) Rewrite(dst, chunk []byte, eos bool) (out []byte, changed bool) {
 	r.events = r.events[:0]
 	r.arena = r.arena[:0]
