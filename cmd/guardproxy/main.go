@@ -7,7 +7,7 @@
 //	go run ./cmd/guardproxy -wasm build/mcp-resume-guard.wasm -config envoy/plugin-config.json \
 //	    -listen 127.0.0.1:10000 -upstream http://127.0.0.1:8080 -vms 2 \
 //	    -admin 127.0.0.1:9901 -routes /mcp=mcp-streamable,/sse=mcp-legacy,/messages=mcp-legacy \
-//	    -stream-idle-timeout 5s
+//	    -stream-idle-timeout 5s [-cut /sse=5] [-full-wasi]
 //
 // With -admin it serves GET /stats (every metric as "name value" lines,
 // sorted) and GET /ready. It logs one line per request.
@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -51,6 +52,7 @@ func run() error {
 		fullWASI   = flag.Bool("full-wasi", false, "offer wazero's complete WASI (Envoy ≥ 1.39) instead of Envoy 1.33–1.38's 18 functions")
 		logLevel   = flag.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
 		rootID     = flag.String("root-id", "", "plugin root id (plugin_root_id property)")
+		cut        = flag.String("cut", "", "fault injection: reset every response stream under a path prefix after N SSE events, like an idle timeout: `/p=N,...`")
 	)
 	flag.Parse()
 
@@ -95,7 +97,24 @@ func run() error {
 	logger.Info("plugin loaded", "wasm", *wasmPath, "vms", *vms, "full_wasi", *fullWASI,
 		"wasi_imports", strings.Join(host.WASIImports(), ","), "took", time.Since(start).Round(time.Millisecond))
 
-	proxy := wasmhost.NewProxy(host, up, wasmhost.ProxyOptions{Routes: rts, StreamIdleTimeout: *idle, Logger: logger})
+	popts := wasmhost.ProxyOptions{Routes: rts, StreamIdleTimeout: *idle, Logger: logger}
+	if *cut != "" {
+		cuts, err := parseCuts(*cut)
+		if err != nil {
+			return fmt.Errorf("-cut: %w", err)
+		}
+		popts.Fault = func(r *http.Request) wasmhost.Fault {
+			best := -1
+			var f wasmhost.Fault
+			for prefix, n := range cuts {
+				if strings.HasPrefix(r.URL.Path, prefix) && len(prefix) > best {
+					best, f = len(prefix), wasmhost.Fault{CutAfterEvents: n}
+				}
+			}
+			return f
+		}
+	}
+	proxy := wasmhost.NewProxy(host, up, popts)
 	servers := []*http.Server{{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}}
 	addrs := []string{*listen}
 	if *admin != "" {
@@ -124,4 +143,18 @@ func run() error {
 		_ = srv.Shutdown(shutdown)
 	}
 	return nil
+}
+
+// parseCuts parses "/prefix=N,/prefix=N".
+func parseCuts(s string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, part := range strings.Split(s, ",") {
+		prefix, n, ok := strings.Cut(strings.TrimSpace(part), "=")
+		v, err := strconv.Atoi(n)
+		if !ok || !strings.HasPrefix(prefix, "/") || err != nil || v <= 0 {
+			return nil, fmt.Errorf("%q: want /prefix=N with N > 0", part)
+		}
+		out[prefix] = v
+	}
+	return out, nil
 }

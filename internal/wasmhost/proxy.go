@@ -44,7 +44,22 @@ type ProxyOptions struct {
 	// OnDone, when set, is called after each stream ended (after
 	// proxy_on_delete) with what happened.
 	OnDone func(StreamRecord)
+	// Fault, when set, is asked once per request for a fault to inject
+	// into its response stream.
+	Fault func(*http.Request) Fault
 }
+
+// Fault cuts a response stream the way an idle timeout severs it (the
+// seed's incident): once the client received CutAfterEvents complete SSE
+// events (blank-line terminated) or CutAfterBytes body bytes, the stream is
+// reset with response flag SI and details stream_idle_timeout. Zero values
+// inject nothing.
+type Fault struct {
+	CutAfterEvents int
+	CutAfterBytes  int64
+}
+
+func (f Fault) active() bool { return f.CutAfterEvents > 0 || f.CutAfterBytes > 0 }
 
 // StreamRecord describes one proxied stream.
 type StreamRecord struct {
@@ -116,6 +131,11 @@ type exchange struct {
 	local   bool
 	abort   bool // cut the client connection instead of ending cleanly
 
+	fault  Fault
+	events int // complete SSE events sent
+	prev   byte
+	prev2  byte
+
 	idle     *time.Timer
 	idleHit  atomic.Bool
 	cancel   context.CancelFunc
@@ -137,6 +157,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x := &exchange{p: p, w: w, r: r, rc: http.NewResponseController(w), s: s}
+	if p.opts.Fault != nil {
+		x.fault = p.opts.Fault(r)
+	}
 	x.upstream, x.cancel = context.WithCancel(r.Context())
 	if d := p.opts.StreamIdleTimeout; d > 0 {
 		x.idle = time.AfterFunc(d, func() { x.idleHit.Store(true); x.cancel() })
@@ -491,6 +514,10 @@ func (x *exchange) streamBody(body io.Reader) (EndReason, error) {
 			return EndHostFailure, nil
 		}
 		if a == ActionContinue && len(out) > 0 {
+			cut := false
+			if x.fault.active() {
+				out, cut = x.cutPoint(out)
+			}
 			w, werr := x.w.Write(out)
 			x.bytes += int64(w)
 			if werr == nil {
@@ -504,9 +531,37 @@ func (x *exchange) streamBody(body io.Reader) (EndReason, error) {
 				x.abort = true
 				return EndHostFailure, werr
 			}
+			if cut {
+				s.AddFlags(FlagStreamIdleTimeout)
+				x.abort = true
+				return EndStreamIdleTimeout, nil
+			}
 		}
 		if eos {
 			return x.ended()
 		}
 	}
+}
+
+// cutPoint returns the part of out to send before the fault cuts the
+// stream, and whether it cuts.
+func (x *exchange) cutPoint(out []byte) ([]byte, bool) {
+	f := x.fault
+	if f.CutAfterBytes > 0 && x.bytes+int64(len(out)) >= f.CutAfterBytes {
+		return out[:f.CutAfterBytes-x.bytes], true
+	}
+	if f.CutAfterEvents > 0 {
+		for i, c := range out {
+			// An event ends at a blank line: "\n\n" or "\r\n\r\n"
+			// (a lone "\r" line ending is not counted).
+			if c == '\n' && (x.prev == '\n' || (x.prev == '\r' && x.prev2 == '\n')) {
+				x.events++
+				if x.events >= f.CutAfterEvents {
+					return out[:i+1], true
+				}
+			}
+			x.prev2, x.prev = x.prev, c
+		}
+	}
+	return out, false
 }

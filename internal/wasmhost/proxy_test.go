@@ -291,3 +291,37 @@ func TestProxyUpstreamDown(t *testing.T) {
 		t.Errorf("upstream down: %d %v", resp.StatusCode, resp.Header)
 	}
 }
+
+func TestProxyFaultCutsAfterEvents(t *testing.T) {
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "id: e-1\ndata: a\n\nid: e-2\r\ndata: b\r\n\r\n")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "id: e-3\ndata: c\n\n")
+	})
+	f := newProxyFixture(t, upstream, ProxyOptions{Fault: func(r *http.Request) Fault {
+		if r.URL.Path == "/cut" {
+			return Fault{CutAfterEvents: 2}
+		}
+		return Fault{}
+	}}, Options{})
+	resp := f.request(t, "GET", "/cut", "", nil)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil || string(body) != "id: e-1\ndata: a\n\nid: e-2\r\ndata: b\r\n\r\n" {
+		t.Fatalf("cut stream: %q, err %v", body, err)
+	}
+	rec := f.record(t)
+	if rec.End != EndStreamIdleTimeout || rec.Flags&FlagStreamIdleTimeout == 0 {
+		t.Errorf("record = %+v", rec)
+	}
+	if line := strings.Join(f.logs.lines("probe-log"), "\n"); !strings.Contains(line, "details=stream_idle_timeout") {
+		t.Errorf("probe-log: %s", line)
+	}
+	resp = f.request(t, "GET", "/whole", "", nil)
+	body, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || strings.Count(string(body), "id: ") != 3 {
+		t.Errorf("uncut stream: %q, %v", body, err)
+	}
+}
