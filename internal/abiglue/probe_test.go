@@ -124,12 +124,12 @@ func probeHeaders(in string, gcs, churnMiB, bigReads int) [][2]string {
 	return h
 }
 
-type probeResult struct{ gcs, mismatches, count int }
+type probeResult struct{ gcs, mismatches, count, gcsInAlloc int }
 
 func parseResult(t *testing.T, s string) probeResult {
 	t.Helper()
 	var r probeResult
-	if _, err := fmt.Sscanf(s, "gcs=%d mismatches=%d count=%d", &r.gcs, &r.mismatches, &r.count); err != nil {
+	if _, err := fmt.Sscanf(s, "gcs=%d mismatches=%d count=%d gcs_in_alloc=%d", &r.gcs, &r.mismatches, &r.count, &r.gcsInAlloc); err != nil {
 		t.Fatalf("x-probe-result %q: %v", s, err)
 	}
 	return r
@@ -156,7 +156,7 @@ func TestProbeSurvivesOldEnvoy(t *testing.T) {
 	}
 
 	const gcsPerRequest = 1500
-	lastGCs := 0
+	lastGCs, gcsInAlloc := 0, 0
 	for i := 1; i <= 3; i++ {
 		const sleep = 20 * time.Millisecond
 		headers := append(probeHeaders("hello-"+strconv.Itoa(i), gcsPerRequest, 64, 40),
@@ -190,8 +190,13 @@ func TestProbeSurvivesOldEnvoy(t *testing.T) {
 			t.Errorf("request %d: %d GCs ran, want at least %d", i, r.gcs-lastGCs, gcsPerRequest)
 		}
 		lastGCs = r.gcs
+		gcsInAlloc += r.gcsInAlloc
 	}
-	t.Logf("%d GCs, %d guest allocations by the host, module %d bytes", lastGCs, h.allocCalls, res.Size)
+	if gcsInAlloc == 0 {
+		t.Error("no GC cycle completed inside proxy_on_memory_allocate: the restricted-phase case went untested")
+	}
+	t.Logf("%d GCs (%d completed inside proxy_on_memory_allocate), %d guest allocations by the host, module %d bytes",
+		lastGCs, gcsInAlloc, h.allocCalls, res.Size)
 
 	if h.pollCalls != 0 {
 		t.Errorf("poll_oneoff was called %d times, want 0", h.pollCalls)

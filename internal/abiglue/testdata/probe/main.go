@@ -17,6 +17,7 @@ package main
 import (
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"time"
 
@@ -120,9 +121,15 @@ func (*httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 		}
 	}
 
+	// Only proxy_on_memory_allocate runs guest code while the host serves
+	// GetHttpRequestHeader, so a GC cycle that completes across the call
+	// ran inside proxy_on_memory_allocate.
 	bigReads := headerInt("x-probe-big-reads")
+	gcsInAlloc := uint64(0)
 	for i := 0; i < bigReads; i++ {
+		before := gcCycles()
 		big, err := proxywasm.GetHttpRequestHeader("x-probe-big")
+		gcsInAlloc += gcCycles() - before
 		if err != nil || !isPattern(big) {
 			mismatches++
 		}
@@ -133,7 +140,8 @@ func (*httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 	runtime.ReadMemStats(&ms)
 	result := "gcs=" + strconv.Itoa(int(ms.NumGC)) +
 		" mismatches=" + strconv.Itoa(mismatches) +
-		" count=" + strconv.Itoa(count)
+		" count=" + strconv.Itoa(count) +
+		" gcs_in_alloc=" + strconv.FormatUint(gcsInAlloc, 10)
 	if err := proxywasm.ReplaceHttpRequestHeader("x-probe-result", result); err != nil {
 		proxywasm.LogErrorf("probe: replacing x-probe-result: %v", err)
 	}
@@ -142,6 +150,15 @@ func (*httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 }
 
 func (*httpContext) OnHttpStreamDone() { proxywasm.LogInfo("probe: stream done") }
+
+var cyclesSample = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+
+// gcCycles returns the number of completed GC cycles, without stopping the
+// world (unlike runtime.ReadMemStats).
+func gcCycles() uint64 {
+	metrics.Read(cyclesSample)
+	return cyclesSample[0].Value.Uint64()
+}
 
 // headerInt reads a request header as a non-negative integer (0 if absent).
 func headerInt(name string) int {
