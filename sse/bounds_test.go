@@ -186,3 +186,22 @@ func TestOverflowPassesEverythingAfter(t *testing.T) {
 		t.Fatalf("after overflow: %q changed=%v events=%d", out, changed, len(r.Events()))
 	}
 }
+
+// TestTinyEventsDoNotPinMemory feeds chunks made of thousands of tiny
+// events: the per-call event storage may grow for such a chunk but is not
+// kept past the bound.
+func TestTinyEventsDoNotPinMemory(t *testing.T) {
+	tiny := bytes.Repeat([]byte("id:x\n\n"), 5000)
+	r := NewRewriter(cursor.TransportSSE, 0)
+	out, _ := r.Rewrite(nil, tiny, false)
+	if len(r.Events()) != 5000 || r.Tagged() != 5000 || len(out) != len(tiny)+5000*len(cursor.PrefixSSE) {
+		t.Fatalf("%d events, %d tagged, %d bytes out", len(r.Events()), r.Tagged(), len(out))
+	}
+	r.Rewrite(nil, []byte("id: y\n\n"), false)
+	if cap(r.events) > keepEvents || cap(r.arena) > keepArenaBytes {
+		t.Fatalf("kept %d events and %d arena bytes after a small chunk", cap(r.events), cap(r.arena))
+	}
+	if len(r.Events()) != 1 || string(r.Events()[0].ID) != "y" {
+		t.Fatalf("events %s", dumpEvents(r.Events()))
+	}
+}

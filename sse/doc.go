@@ -16,8 +16,15 @@
 // cursor.AppendTagged(t, id) wherever the upstream sent a non-empty id.
 //
 // The package is bytes in, bytes out: no host calls, no SDK import, no fmt,
-// and no allocation per chunk in steady state. Memory per stream is bounded by
-// the configured maximum line length (only id and event type values are
-// buffered) plus DataPrefixBytes of event data; a stream that needs more
-// passes through untouched for its remainder (see Rewriter.Overflowed).
+// and no allocation per chunk in steady state. Memory per stream is bounded:
+// only id and event type values are buffered, up to the configured maximum
+// line length (a stream that needs more passes through untouched for its
+// remainder, see Rewriter.Overflowed), plus DataPrefixBytes of the current
+// event's data, plus the events reported for one chunk (kept up to a fixed
+// bound between calls). Data, comments and other fields are never buffered.
+//
+// The only bytes held back are those of an id line, from its first byte to
+// its end: its value must be seen whole to tell whether it is empty or holds
+// NUL (then it passes untouched). A client cannot act on a line before its
+// end either, so holding it adds no latency a client can observe.
 package sse

@@ -141,8 +141,7 @@ func (r *Rewriter) Tagged() int { return r.tagged }
 // Events until the next call, so a caller can record them before the bytes
 // that carry them leave.
 func (r *Rewriter) Rewrite(dst, chunk []byte, eos bool) (out []byte, changed bool) {
-	r.events = r.events[:0]
-	r.arena = r.arena[:0]
+	r.releaseEvents()
 	r.tagged = 0
 	if r.ph == phOverflow {
 		return append(dst, chunk...), false
@@ -320,6 +319,28 @@ scan:
 		return out, false
 	}
 	return out, !bytes.Equal(out[start:], chunk)
+}
+
+// Bounds on the per-call event storage kept between calls. A chunk of tiny
+// events (at 7 bytes an event, "data:\n\n", the Event slice takes about 12
+// times the chunk) may need more; it is then allocated for that call and
+// dropped at the next, so a stream keeps at most this much.
+const (
+	keepEvents     = 1024
+	keepArenaBytes = 256 << 10
+)
+
+// releaseEvents empties the previous call's events, dropping storage that
+// grew past the bounds above.
+func (r *Rewriter) releaseEvents() {
+	if cap(r.events) > keepEvents {
+		r.events = nil
+	}
+	if cap(r.arena) > keepArenaBytes {
+		r.arena = nil
+	}
+	r.events = r.events[:0]
+	r.arena = r.arena[:0]
 }
 
 // nextEOL returns the index of the first '\n' or '\r' in b at or after p, or
