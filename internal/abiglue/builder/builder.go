@@ -147,8 +147,9 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	// Build next to the output and rename once checked: a reader of the
-	// output never sees a partial or unchecked module.
-	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".building")
+	// output never sees a partial or unchecked module, and concurrent builds
+	// of the same output do not write the same file.
+	tmp := filepath.Join(filepath.Dir(out), fmt.Sprintf(".%s.%d.building", filepath.Base(out), os.Getpid()))
 	defer os.Remove(tmp)
 	args = append(args, "-o", tmp, opts.Package)
 	cmd := exec.CommandContext(ctx, opts.Go, args...)

@@ -8,7 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
+
+// tempMark is part of the name of every temporary file writeFileIfChanged
+// creates; syncTree leaves such files alone, since a concurrent build may be
+// about to rename one into place.
+const tempMark = ".wasmbuild-tmp"
+
+func isTempName(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMark)
+}
 
 // writeFileIfChanged writes data to path unless the file already holds exactly
 // that content. It writes through a temporary file and a rename, so a
@@ -21,7 +31,7 @@ func writeFileIfChanged(path string, data []byte) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return false, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMark+"*")
 	if err != nil {
 		return false, err
 	}
@@ -80,7 +90,7 @@ func syncTree(dir string, files map[string][]byte) (changed int, err error) {
 			}
 			return nil
 		}
-		if _, ok := files[filepath.ToSlash(rel)]; !ok {
+		if _, ok := files[filepath.ToSlash(rel)]; !ok && !isTempName(d.Name()) {
 			stale = append(stale, path)
 		}
 		return nil
