@@ -372,3 +372,82 @@ func recordsEqual(a, b Record) bool {
 	}
 	return true
 }
+
+// FuzzDecide checks the invariants of the decision table on arbitrary
+// cursors and records: the outcome always follows from the cursor's tag and
+// the record, and a forwarded cursor is either the client's (untagged) ID or
+// a previous ID the record holds.
+func FuzzDecide(f *testing.F) {
+	f.Add(uint8(2), "sse:e-104", "e-104", "e-103", uint8(1), false, false, uint8(0))
+	f.Add(uint8(1), "sse:e-104", "e-104", "e-103", uint8(1), false, false, uint8(1))
+	f.Add(uint8(2), "http:e-1", "e-1", "", uint8(4), false, true, uint8(0xff))
+	f.Add(uint8(2), "", "", "", uint8(0), true, false, uint8(0))
+	f.Add(uint8(1), "e-104", "e-104", "", uint8(1), false, false, uint8(3))
+	f.Fuzz(func(t *testing.T, route uint8, cursor, last, prev string, kind uint8, acked, tomb bool, pol uint8) {
+		rt := Transport(route%2 + 1)
+		p := Policy{
+			Untagged: UntaggedPolicy(pol & 1),
+			Unacked:  UnackedPolicy(pol >> 1 % 3),
+			Scope:    Scope(pol >> 3 & 1),
+			Replay:   ReplayMode(pol >> 4 & 1),
+			Unknown:  UnknownPolicy(pol >> 5 & 1),
+		}
+		r := &Record{SessionID: "s", Tombstoned: tomb, Tails: []Tail{
+			{Stream: 1, Transport: TransportSSE, LastID: last, PrevID: prev, LastKind: EventKind(kind % 5), Acked: acked},
+			{Stream: 2, Transport: TransportHTTP, LastID: last, PrevID: prev, LastKind: EventKind(kind % 5), Acked: acked},
+		}}
+		d := Decide(rt, cursor, r, p)
+		ct, id := SplitTagged(cursor)
+		want := func(reason Reason) {
+			t.Helper()
+			if d.Reason != reason {
+				t.Fatalf("Decide(%v, %q, tomb=%v) reason %v, want %v", rt, cursor, tomb, d.Reason, reason)
+			}
+		}
+		switch {
+		case tomb:
+			want(ReasonTombstoned)
+		case cursor == "":
+			want(ReasonNoCursor)
+		case ct == TransportNone:
+			want(ReasonUntagged)
+		case ct != rt:
+			want(ReasonCrossTransport)
+			if d.Action != Reinit {
+				t.Fatalf("cross-transport cursor %q not re-initialized", cursor)
+			}
+		}
+		switch d.Action {
+		case Reinit:
+			if d.Cursor != "" || d.Rewound {
+				t.Fatalf("Reinit with cursor %q", d.Cursor)
+			}
+		case Forward:
+			if d.Reason != ReasonNoCursor && d.Reason != ReasonUntagged {
+				t.Fatalf("Forward with reason %v", d.Reason)
+			}
+		case ForwardCursor:
+			if ct != rt {
+				t.Fatalf("forwarded cursor %q on a %v route", cursor, rt)
+			}
+			if d.Rewound {
+				if d.Tail == nil || d.Cursor != d.Tail.PrevID || d.Cursor == "" {
+					t.Fatalf("rewound to %q, not the tail's previous ID", d.Cursor)
+				}
+			} else if d.Cursor != id {
+				t.Fatalf("forwarded %q, want the stripped cursor %q", d.Cursor, id)
+			}
+		default:
+			t.Fatalf("unknown action %d", d.Action)
+		}
+		if d.Tail != nil && d.Tail.Transport != rt {
+			t.Fatalf("matched a tail of transport %v on a %v route", d.Tail.Transport, rt)
+		}
+		// The drain race is exactly: same transport, cursor = an unacked
+		// in-scope last ID.
+		race := !tomb && ct == rt && last == id && !acked && p.InScope(EventKind(kind%5))
+		if race != (d.Reason == ReasonDrainRace) {
+			t.Fatalf("Decide(%v, %q) reason %v; drain race expected: %v", rt, cursor, d.Reason, race)
+		}
+	})
+}

@@ -595,3 +595,44 @@ func TestCursorImportsNoSDK(t *testing.T) {
 		t.Fatalf("go list -deps did not list the cursor package itself:\n%s", out)
 	}
 }
+
+// TestStoreSeedAcrossWorkers: the watermark one worker writes while sending
+// e-104 is what another worker sees when the client resumes a moment later.
+func TestStoreSeedAcrossWorkers(t *testing.T) {
+	f := newFakeShared()
+	w1, w2 := newStore(f, 10000, 3600), newStore(f, 10000, 3600)
+	prev := ""
+	for i, id := range []string{"e-100", "e-101", "e-102", "e-103", "e-104"} {
+		kind := KindNotification
+		if id == "e-104" {
+			kind = KindResponse
+		}
+		if err := w1.Update("s-77", now+uint32(i), true, func(r *Record) bool {
+			r.Observe(1, TransportSSE, id, prev, kind, now+uint32(i))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		prev = id
+	}
+	// The idle timeout cuts the stream: no Ack. The client resumes at the
+	// Streamable HTTP endpoint, served by the other worker.
+	r, err := w2.Load("s-77", now+10)
+	if err != nil || r == nil {
+		t.Fatalf("worker 2 Load = %v, %v", r, err)
+	}
+	if d := Decide(TransportHTTP, "sse:e-104", r, Policy{}); d.Action != Reinit || d.Reason != ReasonCrossTransport {
+		t.Fatalf("resume on http: %+v, want Reinit cross_transport", d)
+	}
+	if d := Decide(TransportSSE, "sse:e-104", r, Policy{}); d.Action != Reinit || d.Reason != ReasonDrainRace {
+		t.Fatalf("resume on sse: %+v, want Reinit drain_race", d)
+	}
+	// Worker 2 tombstones the session; worker 1 then refuses it too.
+	if err := w2.Update("s-77", now+11, false, func(r *Record) bool { r.Tombstone(now + 11); return true }); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = w1.Load("s-77", now+12)
+	if d := Decide(TransportHTTP, "", r, Policy{}); d.Reason != ReasonTombstoned {
+		t.Fatalf("after tombstone: %+v", d)
+	}
+}
