@@ -1,0 +1,34 @@
+// Package e2e proves the built mcp-resume-guard plugin end to end: the seed
+// incident against the reference upstream (package internal/dualstack) that
+// has the seed's bug on purpose, first straight to the upstream, then through
+// a proxy running the .wasm from `make build`; the same-transport drain race
+// under both unacked_cursor policies; clean resumes that must raise no alarm;
+// and the official MCP Go SDK clients, which must work through the proxy
+// unchanged.
+//
+// The tests talk only to the proxy's front door and to the upstream's /debug
+// hooks, so the same tests run in two places:
+//
+//   - By default (`make e2e`, `make test`) every test starts, on loopback
+//     ports, its own upstream and the embedded proxy-wasm host of
+//     internal/wasmhost with 2 VMs ([Start]), and stops them at the end.
+//   - With GUARD_PROXY_ADDR set (docker-compose.yaml: Envoy in front of
+//     cmd/mcp-dualstack), the tests start nothing and use that proxy,
+//     GUARD_UPSTREAM_ADDR for the upstream's /debug hooks and
+//     GUARD_ADMIN_ADDR for the counters (Envoy's admin
+//     /stats?filter=mcp_resume_guard). Scenarios that need knobs only the
+//     embedded host has (a per-scenario plugin configuration, a short stream
+//     idle timeout, the VM that served a request, the plugin's log lines)
+//     skip those parts, or the whole test, and say why.
+//
+// Every scenario prints one summary line:
+//
+//	scenario=<name> silent_losses=<n> tool_runs=<n> reinit=<n>
+//
+// silent_losses counts tool results that a resume accepted but never
+// delivered, tool_runs the executions of the tool during the scenario,
+// reinit the forced re-initializations (HTTP 404) the client received.
+//
+// [Start] is also what cmd/demo runs: the upstream and the embedded proxy
+// with the plugin, in-process.
+package e2e
