@@ -178,7 +178,9 @@ func (vm *VM) buffer(t uint32) (data []byte, writable bool, st Status) {
 	}
 	switch t {
 	case bufferVMConfig, bufferPluginConfig:
-		if vm.cur == nil && vm.config != nil {
+		// VM_CONFIGURATION is readable in proxy_on_vm_start,
+		// PLUGIN_CONFIGURATION in proxy_on_configure (ABI 0.2.1).
+		if vm.cur == nil && vm.configType == t {
 			return vm.config, false, StatusOK
 		}
 	case bufferRequestBody, bufferResponseBody:

@@ -53,6 +53,7 @@ type VM struct {
 	metricIDs  map[uint32]*metric
 	nextMetric uint32
 	config     []byte // configuration buffer readable in the current root callback
+	configType uint32 // its buffer type (bufferVMConfig or bufferPluginConfig); 0: none
 	broken     error  // set when the VM could not be (re)started
 	scratch    []byte // reusable serialization buffer
 
@@ -163,20 +164,20 @@ func (vm *VM) start() error {
 	if err := vm.call2(vm.fn.contextCreate, uint64(vm.rootID), 0); err != nil {
 		return fmt.Errorf("proxy_on_context_create(root): %w", err)
 	}
-	vm.config = h.opts.VMConfig
+	vm.config, vm.configType = h.opts.VMConfig, bufferVMConfig
 	vm.trace(vm.rootID, "proxy_on_vm_start")
 	ok, err := vm.callBool(vm.fn.vmStart, uint64(vm.rootID), uint64(len(h.opts.VMConfig)))
-	vm.config = nil
+	vm.config, vm.configType = nil, 0
 	if err != nil {
 		return fmt.Errorf("proxy_on_vm_start: %w", err)
 	}
 	if !ok {
 		return errors.New("proxy_on_vm_start returned false (Envoy: Failed to start base Wasm)")
 	}
-	vm.config = h.opts.PluginConfig
+	vm.config, vm.configType = h.opts.PluginConfig, bufferPluginConfig
 	vm.trace(vm.rootID, "proxy_on_configure")
 	ok, err = vm.callBool(vm.fn.configure, uint64(vm.rootID), uint64(len(h.opts.PluginConfig)))
-	vm.config = nil
+	vm.config, vm.configType = nil, 0
 	if err != nil {
 		return fmt.Errorf("proxy_on_configure: %w", err)
 	}
