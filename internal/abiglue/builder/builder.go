@@ -58,12 +58,11 @@ type Options struct {
 
 // Result describes a successful build.
 type Result struct {
-	Output    string             // absolute path of the .wasm written
-	Size      int64              // its size in bytes
-	GoVersion string             // toolchain that built it, e.g. "go1.26.8"
-	Module    *wasmcheck.Module  // its imports and exports
-	Elapsed   time.Duration      // wall time of the whole build
-	Steps     map[string]float64 // seconds per step, for diagnostics
+	Output    string            // absolute path of the .wasm written
+	Size      int64             // its size in bytes
+	GoVersion string            // toolchain that built it, e.g. "go1.26.8"
+	Module    *wasmcheck.Module // its imports and exports
+	Elapsed   time.Duration     // wall time of the whole build
 }
 
 // Build builds opts.Package into opts.Output (see the package comment).
@@ -86,15 +85,43 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	opts.Dir = dir
-	steps := make(map[string]float64)
-	step := func(name string, t time.Time) { steps[name] = time.Since(t).Seconds() }
 
-	t := time.Now()
 	g := goTool{path: opts.Go, dir: opts.Dir}
 	env, err := g.env(ctx)
 	if err != nil {
 		return nil, err
 	}
+	gen, err := generate(ctx, g, env, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := absPath(opts.Dir, opts.Output)
+	mod, err := compile(ctx, opts, gen, out)
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Output:    out,
+		Size:      info.Size(),
+		GoVersion: env.GOVERSION,
+		Module:    mod,
+		Elapsed:   time.Since(start),
+	}, nil
+}
+
+// generated names what generate wrote.
+type generated struct {
+	workFile string // go.work to build with
+	overlay  string // overlay.json, "" without the runtime patch
+}
+
+// generate brings the work directory up to date: the SDK copy with the glue,
+// go.work and, unless disabled, the runtime overlay.
+func generate(ctx context.Context, g goTool, env goEnv, opts Options) (generated, error) {
 	modRoot := filepath.Dir(env.GOMOD)
 	workDir := opts.WorkDir
 	if workDir == "" {
@@ -103,66 +130,60 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	workDir = absPath(opts.Dir, workDir)
 	goLine, err := g.goDirective(ctx)
 	if err != nil {
-		return nil, err
+		return generated{}, err
 	}
 	sdk, err := g.locateModule(ctx, SDKModule)
 	if err != nil {
-		return nil, fmt.Errorf("locating %s: %w", SDKModule, err)
+		return generated{}, fmt.Errorf("locating %s: %w", SDKModule, err)
 	}
 	if sdk.Version != SDKVersion {
-		return nil, fmt.Errorf("go.mod requires %s %s, but the ABI glue in internal/abiglue is written for %s: review the glue against that version first",
+		return generated{}, fmt.Errorf("go.mod requires %s %s, but the ABI glue in internal/abiglue is written for %s: review the glue against that version first",
 			SDKModule, sdk.Version, SDKVersion)
 	}
-	step("locate", t)
-
-	t = time.Now()
 	files, err := sdkFiles(sdk.Dir)
 	if err != nil {
-		return nil, err
+		return generated{}, err
 	}
 	sdkDir := filepath.Join(workDir, "sdk")
 	if _, err := syncTree(sdkDir, files); err != nil {
-		return nil, fmt.Errorf("writing the SDK copy to %s: %w", sdkDir, err)
+		return generated{}, fmt.Errorf("writing the SDK copy to %s: %w", sdkDir, err)
 	}
-	workFile := filepath.Join(workDir, "go.work")
-	if _, err := writeFileIfChanged(workFile, workspace(goLine, workDir, modRoot, sdkDir, sdk.Version)); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", workFile, err)
+	gen := generated{workFile: filepath.Join(workDir, "go.work")}
+	if _, err := writeFileIfChanged(gen.workFile, workspace(goLine, workDir, modRoot, sdkDir, sdk.Version)); err != nil {
+		return generated{}, fmt.Errorf("writing %s: %w", gen.workFile, err)
 	}
-	step("sdk", t)
-
-	args := []string{"build", "-tags", abiglue.BuildTag, "-buildmode=c-shared", "-trimpath"}
 	if !opts.NoRuntimePatch {
-		t = time.Now()
-		overlay, err := writeRuntimeOverlay(filepath.Join(workDir, "overlay"), env.GOROOT, env.GOVERSION)
-		if err != nil {
-			return nil, err
+		if gen.overlay, err = writeRuntimeOverlay(filepath.Join(workDir, "overlay"), env.GOROOT, env.GOVERSION); err != nil {
+			return generated{}, err
 		}
-		args = append(args, "-overlay", overlay)
-		step("overlay", t)
 	}
+	return gen, nil
+}
 
-	t = time.Now()
-	out := absPath(opts.Dir, opts.Output)
+// compile runs go build for wasip1 into a temporary file next to out, checks
+// the module and only then renames it to out: a reader of out never sees a
+// partial or unchecked module, and concurrent builds of the same output do
+// not write the same file.
+func compile(ctx context.Context, opts Options, gen generated, out string) (*wasmcheck.Module, error) {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return nil, err
 	}
-	// Build next to the output and rename once checked: a reader of the
-	// output never sees a partial or unchecked module, and concurrent builds
-	// of the same output do not write the same file.
 	tmp := filepath.Join(filepath.Dir(out), fmt.Sprintf(".%s.%d.building", filepath.Base(out), os.Getpid()))
 	defer os.Remove(tmp)
+
+	args := []string{"build", "-tags", abiglue.BuildTag, "-buildmode=c-shared", "-trimpath"}
+	if gen.overlay != "" {
+		args = append(args, "-overlay", gen.overlay)
+	}
 	args = append(args, "-o", tmp, opts.Package)
 	cmd := exec.CommandContext(ctx, opts.Go, args...)
 	cmd.Dir = opts.Dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK="+workFile)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK="+gen.workFile)
 	cmd.Stdout = opts.Log
 	cmd.Stderr = opts.Log
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("GOOS=wasip1 GOARCH=wasm GOWORK=%s %s %s: %w", workFile, opts.Go, strings.Join(args, " "), err)
+		return nil, fmt.Errorf("GOOS=wasip1 GOARCH=wasm GOWORK=%s %s %s: %w", gen.workFile, opts.Go, strings.Join(args, " "), err)
 	}
-	step("go build", t)
-
-	t = time.Now()
 	mod, err := wasmcheck.CheckFile(tmp)
 	if err != nil {
 		return nil, fmt.Errorf("the built module is not a loadable proxy-wasm plugin: %w", err)
@@ -170,20 +191,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := os.Rename(tmp, out); err != nil {
 		return nil, err
 	}
-	info, err := os.Stat(out)
-	if err != nil {
-		return nil, err
-	}
-	step("check", t)
-
-	return &Result{
-		Output:    out,
-		Size:      info.Size(),
-		GoVersion: env.GOVERSION,
-		Module:    mod,
-		Elapsed:   time.Since(start),
-		Steps:     steps,
-	}, nil
+	return mod, nil
 }
 
 // workspace renders the go.work that builds the main module against the SDK
