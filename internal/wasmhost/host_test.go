@@ -424,3 +424,26 @@ func TestRequestBodyChunks(t *testing.T) {
 		t.Errorf("paused request body = %q", res.RequestBody)
 	}
 }
+
+func TestLogPhaseMaps(t *testing.T) {
+	h, logs := newHost(t, "probe", Options{})
+	if _, err := h.Simulate(Exchange{Request: get("/a"), Response: ok200()}); err != nil {
+		t.Fatal(err)
+	}
+	// The client left before any response existed.
+	if _, err := h.Simulate(Exchange{Request: get("/b"), End: EndDownstreamDisconnect}); err != nil {
+		t.Fatal(err)
+	}
+	lines := logs.lines("probe-log")
+	if len(lines) != 2 {
+		t.Fatalf("probe-log lines: %q", lines)
+	}
+	for i, want := range []string{
+		"path=/a resp_status=200 log_write=error status returned by host: bad argument",
+		"code=<error status returned by host: not found> details=downstream_remote_disconnect flags=16384 path=/b resp_status=<error status returned by host: not found>",
+	} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d = %q, want %q in it", i, lines[i], want)
+		}
+	}
+}

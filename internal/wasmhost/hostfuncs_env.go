@@ -269,10 +269,13 @@ func proxySetBufferBytes(vm *VM, mem api.Memory, st []uint64) {
 
 // --- header maps ---
 
-// headerMap returns the map of type t usable now. Envoy answers
-// BAD_ARGUMENT when the map is not available in the current callback (for
-// example request headers after proxy_on_request_headers returned Continue).
-func (vm *VM) headerMap(t uint32) (*Headers, Status) {
+// headerMap returns the map of type t usable now, for reading or writing.
+// Envoy (Context::getHeaderMapValue and friends) answers BAD_ARGUMENT when
+// the map is not available in the current callback (for example request
+// headers after proxy_on_request_headers returned Continue), NOT_FOUND for a
+// map that never existed when read in the log phase, and refuses writes in
+// the log phase, where the maps are the access log's read-only ones.
+func (vm *VM) headerMap(t uint32, write bool) (*Headers, Status) {
 	if t > mapMax {
 		return nil, StatusBadArgument
 	}
@@ -280,17 +283,25 @@ func (vm *VM) headerMap(t uint32) (*Headers, Status) {
 	if s == nil {
 		return nil, StatusBadArgument
 	}
-	m, ok := s.headerMap(t)
-	if !ok {
+	m, open := s.headerMap(t)
+	switch {
+	case m == nil:
 		return nil, StatusBadArgument
+	case open:
+		return m, StatusOK
+	case s.logPhase && !write:
+		if *m == nil {
+			return nil, StatusNotFound
+		}
+		return m, StatusOK
 	}
-	return m, StatusOK
+	return nil, StatusBadArgument
 }
 
 // proxy_get_header_map_pairs: an empty map comes back as (0, 0), like
 // exports.cc get_header_map_pairs.
 func proxyGetHeaderMapPairs(vm *VM, mem api.Memory, st []uint64) {
-	m, s := vm.headerMap(u32(st, 0))
+	m, s := vm.headerMap(u32(st, 0), false)
 	if s != StatusOK {
 		ret(st, s)
 		return
@@ -306,7 +317,7 @@ func proxyGetHeaderMapPairs(vm *VM, mem api.Memory, st []uint64) {
 // proxy_set_header_map_pairs replaces the whole map; keys are lowercased
 // as Envoy's LowerCaseString does.
 func proxySetHeaderMapPairs(vm *VM, mem api.Memory, st []uint64) {
-	m, s := vm.headerMap(u32(st, 0))
+	m, s := vm.headerMap(u32(st, 0), true)
 	if s != StatusOK {
 		ret(st, s)
 		return
@@ -329,7 +340,7 @@ func proxySetHeaderMapPairs(vm *VM, mem api.Memory, st []uint64) {
 }
 
 func proxyGetHeaderMapSize(vm *VM, mem api.Memory, st []uint64) {
-	m, s := vm.headerMap(u32(st, 0))
+	m, s := vm.headerMap(u32(st, 0), false)
 	if s != StatusOK {
 		ret(st, s)
 		return
@@ -344,7 +355,7 @@ func proxyGetHeaderMapSize(vm *VM, mem api.Memory, st []uint64) {
 // proxy_get_header_map_value: NOT_FOUND for a missing key, the first value
 // of a repeated one; keys are matched lowercased.
 func proxyGetHeaderMapValue(vm *VM, mem api.Memory, st []uint64) {
-	m, s := vm.headerMap(u32(st, 0))
+	m, s := vm.headerMap(u32(st, 0), false)
 	if s != StatusOK {
 		ret(st, s)
 		return
@@ -391,7 +402,7 @@ func readKeyValue(mem api.Memory, st []uint64) (key, value string, ok bool) {
 }
 
 func proxyAddHeaderMapValue(vm *VM, mem api.Memory, st []uint64) {
-	m, s := vm.headerMap(u32(st, 0))
+	m, s := vm.headerMap(u32(st, 0), true)
 	if s != StatusOK {
 		ret(st, s)
 		return
@@ -406,7 +417,7 @@ func proxyAddHeaderMapValue(vm *VM, mem api.Memory, st []uint64) {
 }
 
 func proxyReplaceHeaderMapValue(vm *VM, mem api.Memory, st []uint64) {
-	m, s := vm.headerMap(u32(st, 0))
+	m, s := vm.headerMap(u32(st, 0), true)
 	if s != StatusOK {
 		ret(st, s)
 		return
@@ -422,7 +433,7 @@ func proxyReplaceHeaderMapValue(vm *VM, mem api.Memory, st []uint64) {
 
 // proxy_remove_header_map_value: OK also for an absent key.
 func proxyRemoveHeaderMapValue(vm *VM, mem api.Memory, st []uint64) {
-	m, s := vm.headerMap(u32(st, 0))
+	m, s := vm.headerMap(u32(st, 0), true)
 	if s != StatusOK {
 		ret(st, s)
 		return

@@ -382,17 +382,19 @@ func (s *Stream) Flags() uint64 { return s.flags }
 // AddFlags adds response flags (for example FlagUpstreamRemoteReset).
 func (s *Stream) AddFlags(f uint64) { s.flags |= f }
 
-// headerMap returns the map of type t if the plugin may use it now.
+// headerMap returns the map of type t and whether the plugin may read and
+// write it now (its headers callback runs, or the stream is paused there);
+// nil for a map type this host does not have.
 func (s *Stream) headerMap(t uint32) (*Headers, bool) {
 	switch t {
 	case mapRequestHeaders:
-		return &s.reqHeaders, s.reqOpen || s.logPhase
+		return &s.reqHeaders, s.reqOpen
 	case mapResponseHeaders:
-		return &s.respHeaders, s.respOpen || s.logPhase
+		return &s.respHeaders, s.respOpen
 	case mapRequestTrailers:
-		return &s.reqTrailers, s.logPhase
+		return &s.reqTrailers, false
 	case mapResponseTrailers:
-		return &s.respTrailers, s.logPhase
+		return &s.respTrailers, false
 	}
 	return nil, false
 }

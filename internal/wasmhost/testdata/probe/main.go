@@ -242,6 +242,12 @@ func (c *httpContext) OnHttpStreamDone() {
 	if err != nil {
 		path = "<" + errString(err) + ">"
 	}
-	proxywasm.LogWarnf("probe-log ctx=%d code=%s details=%s flags=%s path=%s",
-		c.id, propInt("response", "code"), prop("response", "code_details"), propInt("response", "flags"), path)
+	status, err := proxywasm.GetHttpResponseHeader(":status")
+	if err != nil {
+		status = "<" + errString(err) + ">"
+	}
+	werr := proxywasm.AddHttpResponseHeader("x-too-late", "1")
+	proxywasm.LogWarnf("probe-log ctx=%d code=%s details=%s flags=%s path=%s resp_status=%s log_write=%s",
+		c.id, propInt("response", "code"), prop("response", "code_details"), propInt("response", "flags"), path,
+		status, errString(werr))
 }
