@@ -138,7 +138,7 @@ func (r *Report) Describe() string {
 		fmt.Fprintf(&b, "The resume failed: %s.\n", r.ResumeError)
 	case r.ForcedReinit():
 		fmt.Fprintf(&b, "The resume was refused at once (in %s) with HTTP 404 (%s): the client knows its session is unusable and starts a new one.\n",
-			r.ResumeDuration.Round(time.Millisecond), strings.TrimSpace(r.ResumeBody))
+			roundDuration(r.ResumeDuration), strings.TrimSpace(r.ResumeBody))
 	case r.ResumeStatus/100 != 2:
 		fmt.Fprintf(&b, "The resume was answered HTTP %d: %s\n", r.ResumeStatus, strings.TrimSpace(r.ResumeBody))
 	case r.ResultArrived && r.ResultEventID != "" && r.Scenario != "clean_resume":
@@ -153,7 +153,7 @@ func (r *Report) Describe() string {
 			replayed = "nothing"
 		}
 		fmt.Fprintf(&b, "The resume was accepted and replayed %s, but never the tool result: it was silently lost, and the client waited until its timeout (%s).\n",
-			replayed, r.ResumeDuration.Round(time.Millisecond))
+			replayed, roundDuration(r.ResumeDuration))
 	}
 	if r.Retried {
 		where := "on the same session"
@@ -164,4 +164,13 @@ func (r *Report) Describe() string {
 	}
 	fmt.Fprintf(&b, "search_index ran %d time(s) on the server.", r.Runs())
 	return b.String()
+}
+
+// roundDuration rounds d for a reader: to the millisecond, or to 10µs below
+// a millisecond so that a fast answer does not read "0s".
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
