@@ -23,7 +23,8 @@ import (
 //     response, else the kind of its first element.
 //   - Anything else is KindOther.
 //
-// Only top-level keys count. Classify does not allocate.
+// Only top-level keys count. Classify does not allocate (unless a key is
+// written with backslash escapes, which gjson unescapes into a new string).
 func Classify(eventType, dataPrefix []byte, truncated bool) cursor.EventKind {
 	if len(eventType) != 0 && string(eventType) != "message" {
 		return cursor.KindOther
