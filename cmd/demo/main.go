@@ -1,0 +1,251 @@
+// Command demo plays the seed incident twice and tells what happened to the
+// tool-call result: once straight against a reference MCP server that has
+// the seed's bug, once through the embedded proxy running the built
+// mcp-resume-guard plugin. It starts everything on 127.0.0.1 and stops it
+// before it exits.
+//
+//	make demo
+//	go run ./cmd/demo -wasm build/mcp-resume-guard.wasm [-config envoy/plugin-config/envoy.json] [-v]
+//
+// The exit code is 0 when the demo showed the silent loss without the filter
+// and no silent loss with it, 1 when it did not, 2 when it could not run.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/e2e"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack/seedclient"
+)
+
+// resumeWait is how long the demo's client waits for the result on the
+// resumed stream: its request timeout.
+const resumeWait = 2 * time.Second
+
+// defaultConfig is used when -config is empty: the routes of envoy.yaml,
+// every other key at its default.
+const defaultConfig = `{"routes": [
+  {"route_name": "mcp-streamable", "transport": "http"},
+  {"route_name": "mcp-legacy-stream", "transport": "sse"},
+  {"route_name": "mcp-legacy-messages", "transport": "sse"}
+]}`
+
+func main() {
+	ok, err := run(os.Stdout)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		os.Exit(2)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+func run(out io.Writer) (bool, error) {
+	var (
+		wasmPath   = flag.String("wasm", "build/mcp-resume-guard.wasm", "the built plugin (`file`); make build writes it")
+		configPath = flag.String("config", "envoy/plugin-config/envoy.json", "plugin configuration `file` (JSON); empty: the routes of envoy.yaml, defaults otherwise")
+		vms        = flag.Int("vms", 2, "plugin VMs in the proxy, like Envoy worker threads")
+		verbose    = flag.Bool("v", false, "log every proxied request and the plugin's log lines to stderr")
+	)
+	flag.Parse()
+
+	wasm, err := os.ReadFile(*wasmPath)
+	if err != nil {
+		return false, fmt.Errorf("%w (run make build first)", err)
+	}
+	config := []byte(defaultConfig)
+	if *configPath != "" {
+		if config, err = os.ReadFile(*configPath); err != nil {
+			return false, err
+		}
+	}
+	var logger *slog.Logger
+	if *verbose {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	p := &printer{w: out}
+	p.title("mcp-resume-guard demo: the seed incident, without and with the filter")
+	p.para(`A client calls the tool search_index over the legacy HTTP+SSE transport. The
+connection is cut right after the server sent the result, before the client
+read it (a proxy idle timeout). The client reconnects on the newer Streamable
+HTTP endpoint of the same server and asks to resume after the last event it
+saw. The server shares one event-ID counter between both transports and
+replays only events strictly after the cursor.`)
+
+	// Without the filter: a server of its own, so IDs start at e-100.
+	bare, err := startUpstream(dualstack.Options{FirstEventID: 100})
+	if err != nil {
+		return false, err
+	}
+	p.section("1. Without the filter: client → MCP server (" + bare.url + ")")
+	before, err := seedclient.RunSeed(ctx, seedclient.Config{BaseURL: bare.url, ResumeWait: resumeWait, Retry: true})
+	bare.close()
+	if err != nil {
+		return false, fmt.Errorf("seed without the filter: %w", err)
+	}
+	p.para(before.Describe())
+	lost := before.SilentLoss()
+	if lost {
+		p.verdict(fmt.Sprintf("The tool result was LOST without any error: the client hung for %s, then ran the tool again (search_index ran %d times).",
+			resumeWait, before.Runs()))
+	} else {
+		p.verdict("Unexpected: the loss did not happen against the bare server.")
+	}
+
+	// With the filter.
+	st, err := e2e.Start(ctx, e2e.Options{
+		Wasm: wasm, PluginConfig: config, VMs: *vms,
+		Upstream: dualstack.Options{FirstEventID: 100}, Logger: logger,
+	})
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	p.section(fmt.Sprintf("2. With the filter: client → proxy (%s, %s in %d VMs) → MCP server", st.ProxyURL, *wasmPath, *vms))
+	after, err := seedclient.RunSeed(ctx, seedclient.Config{
+		BaseURL: st.ProxyURL, ControlURL: st.UpstreamURL, ResumeWait: resumeWait, Retry: true,
+		HTTPClient: &http.Client{Transport: settle{st}},
+	})
+	if err != nil {
+		return false, fmt.Errorf("seed with the filter: %w", err)
+	}
+	p.para(after.Describe())
+	guarded := !after.SilentLoss() && after.ForcedReinit() && after.RetryResultArrived
+	if guarded {
+		p.verdict(fmt.Sprintf("Nothing was lost silently: the resume was refused in %s instead of a %s hang, so the client knew at once to start a new session and got its result there.",
+			after.ResumeDuration.Round(10*time.Microsecond), resumeWait))
+		p.para(`   The tool still ran twice: its first result was cut off in transit, which no
+   proxy can undo, and the client asked again. What the filter removes is the
+   silent part: no resume is accepted from a cursor that skips a result.`)
+	} else {
+		p.verdict("Unexpected: the filter did not turn the resume into a forced re-initialization.")
+	}
+	p.line("What the filter logged:")
+	for _, l := range st.GuardLog() {
+		p.line("  " + l)
+	}
+	p.line("Its counters (Envoy shows the same names in /stats):")
+	cs := st.Counters()
+	names := make([]string, 0, len(cs))
+	for n := range cs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if cs[n] != 0 {
+			p.line(fmt.Sprintf("  %s %d", n, cs[n]))
+		}
+	}
+
+	p.section("Summary")
+	p.line(fmt.Sprintf("  without the filter: result %s, silent losses %d, search_index ran %d times", outcome(before), b2i(before.SilentLoss()), before.Runs()))
+	p.line(fmt.Sprintf("  with the filter:    result %s, silent losses %d, search_index ran %d times", outcome(after), b2i(after.SilentLoss()), after.Runs()))
+	if lost && guarded {
+		p.line("The demo showed the loss without the filter and its absence with it.")
+		return true, p.err
+	}
+	p.line("The demo did NOT show what it should; see above.")
+	return false, p.err
+}
+
+// outcome names what happened to the result in plain words.
+func outcome(r *seedclient.Report) string {
+	switch {
+	case r.SilentLoss():
+		return "silently lost (client waited for nothing, then retried)"
+	case r.ForcedReinit():
+		return "refused at once, retried on a new session"
+	case r.ResultArrived:
+		return "delivered"
+	}
+	return "not delivered (HTTP " + fmt.Sprint(r.ResumeStatus) + ")"
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// settle lets the proxy finish the cut stream (the plugin records how it
+// ended) before the client resumes, as a real client's reconnect delay does.
+type settle struct{ st *e2e.Stack }
+
+func (s settle) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Last-Event-ID") != "" {
+		s.st.Settle(5 * time.Second)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// upstream is a reference server on a loopback port.
+type upstream struct {
+	url   string
+	srv   *dualstack.Server
+	httpd *http.Server
+}
+
+func startUpstream(opts dualstack.Options) (*upstream, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	u := &upstream{url: "http://" + ln.Addr().String(), srv: dualstack.New(opts)}
+	u.httpd = &http.Server{Handler: u.srv, ReadHeaderTimeout: 30 * time.Second}
+	go func() {
+		if err := u.httpd.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(os.Stderr, "demo: upstream: %v\n", err)
+		}
+	}()
+	return u, nil
+}
+
+func (u *upstream) close() {
+	u.srv.Close()
+	_ = u.httpd.Close()
+}
+
+// printer writes the demo's text and keeps the first write error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) line(s string) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintln(p.w, s)
+	}
+}
+
+func (p *printer) title(s string) {
+	p.line(s)
+	p.line(strings.Repeat("=", len([]rune(s))))
+	p.line("")
+}
+
+func (p *printer) section(s string) {
+	p.line("")
+	p.line(s)
+	p.line(strings.Repeat("-", len([]rune(s))))
+}
+
+func (p *printer) para(s string) { p.line(s) }
+
+func (p *printer) verdict(s string) { p.line("=> " + s) }
