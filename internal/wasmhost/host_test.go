@@ -447,3 +447,45 @@ func TestLogPhaseMaps(t *testing.T) {
 		}
 	}
 }
+
+// A write from VM 1 between VM 0's read and write makes VM 0's write fail
+// with CAS_MISMATCH; VM 0 retries and both increments land.
+func TestSharedDataCASMismatchBetweenVMs(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{VMs: 2})
+	// The key must exist: a read of a missing key yields cas 0, and a write
+	// with cas 0 is unconditional (Envoy's semantics).
+	h.SharedDataSet("probe:cas", []byte("0"), 0)
+	done := make(chan Result, 1)
+	go func() {
+		res, err := h.Simulate(Exchange{Request: get("/", Header{"x-test", "cas-race"}), Response: ok200()})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, _, ok := h.SharedDataGet("probe:waiting"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("VM 0 never reached its CAS write")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	res, err := h.Simulate(Exchange{Request: get("/", Header{"x-test", "cas"}), Response: ok200()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.VM != 1 || res.Response.Value("x-cas") != "1" {
+		t.Fatalf("second writer: VM %d, x-cas %q", res.VM, res.Response.Value("x-cas"))
+	}
+	h.SharedDataSet("probe:go", []byte("1"), 0)
+	first := <-done
+	if first.VM != 0 || first.Response.Value("x-cas") != "2" {
+		t.Errorf("first writer: VM %d, x-cas %q", first.VM, first.Response.Value("x-cas"))
+	}
+	if n, _ := h.Metric("probe_cas_mismatch"); n != 1 {
+		t.Errorf("CAS mismatches = %d, want 1", n)
+	}
+}

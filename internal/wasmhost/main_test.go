@@ -35,14 +35,28 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	for _, name := range testPlugins {
-		cmd := exec.Command("go", "run", "./internal/tools/wasmbuild",
-			"-work", filepath.Join(dir, "work"),
-			"-o", filepath.Join(dir, name+".wasm"),
-			"./internal/wasmhost/testdata/"+name)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building test plugin %s: %v\n%s", name, err, out)
+	errs := make([]error, len(testPlugins))
+	var wg sync.WaitGroup
+	for i, name := range testPlugins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each build gets its own work directory: wasmbuild writes the
+			// SDK copy and the overlay there.
+			cmd := exec.Command("go", "run", "./internal/tools/wasmbuild",
+				"-work", filepath.Join(dir, "work-"+name),
+				"-o", filepath.Join(dir, name+".wasm"),
+				"./internal/wasmhost/testdata/"+name)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("building test plugin %s: %v\n%s", name, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}

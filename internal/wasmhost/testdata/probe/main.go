@@ -142,7 +142,10 @@ func (c *httpContext) OnHttpRequestHeaders(numHeaders int, endOfStream bool) typ
 		_ = proxywasm.RemoveHttpRequestHeader("content-length")
 	}
 	if c.tests["cas"] {
-		c.casIncrement()
+		c.casIncrement(false)
+	}
+	if c.tests["cas-race"] {
+		c.casIncrement(true)
 	}
 	if c.tests["shared-fail"] {
 		err := proxywasm.SetSharedData("probe:x", []byte("v"), 0)
@@ -158,9 +161,21 @@ func (c *httpContext) OnHttpRequestHeaders(numHeaders int, endOfStream bool) typ
 	return types.ActionContinue
 }
 
-func (c *httpContext) casIncrement() {
+// casIncrement adds one to probe:cas with compare-and-swap, retrying on
+// CAS_MISMATCH. With wait, the first attempt announces itself in
+// probe:waiting and spins until probe:go exists before writing, so that a
+// test can write from another VM in between.
+func (c *httpContext) casIncrement(wait bool) {
 	for i := 0; i < 100; i++ {
 		v, cas, err := proxywasm.GetSharedData("probe:cas")
+		if wait && i == 0 {
+			_ = proxywasm.SetSharedData("probe:waiting", []byte("1"), 0)
+			for j := 0; j < 50_000_000; j++ {
+				if _, _, err := proxywasm.GetSharedData("probe:go"); err == nil {
+					break
+				}
+			}
+		}
 		n := 0
 		if err == nil {
 			n, _ = strconv.Atoi(string(v))
