@@ -127,7 +127,7 @@ func (s *Stack) Close() {
 	s.Upstream.Close() // ends the upstream's open streams
 	_ = s.proxySrv.Close()
 	s.Settle(5 * time.Second)
-	s.closeUpstream()
+	_ = s.upstreamSrv.Close()
 	_ = s.Host.Close(context.Background())
 }
 
@@ -146,11 +146,11 @@ func (s *Stack) track(next http.Handler) http.Handler {
 	})
 }
 
-// Settle waits until the proxy has no request in flight, or at most max,
-// and reports whether it saw that. After a client cut a stream, this is the
+// Settle waits until the proxy has no request in flight, or at most
+// timeout, and reports whether it saw that. After a client cut a stream, this is the
 // moment the plugin has recorded how the stream ended.
-func (s *Stack) Settle(max time.Duration) bool {
-	deadline := time.Now().Add(max)
+func (s *Stack) Settle(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
 	for s.inflight.Load() > 0 {
 		if time.Now().After(deadline) {
 			return false
