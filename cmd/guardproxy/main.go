@@ -18,6 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,35 +34,50 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stderr, nil)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(2)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "guardproxy: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+// run serves until ctx is done. ready, if set, is called with the proxy's
+// and the admin's listen addresses once both accept connections.
+func run(ctx context.Context, args []string, logOut io.Writer, ready func(proxy, admin string)) error {
+	fs := flag.NewFlagSet("guardproxy", flag.ContinueOnError)
+	fs.SetOutput(logOut)
 	var (
-		wasmPath   = flag.String("wasm", "build/mcp-resume-guard.wasm", "plugin `file` (.wasm)")
-		configPath = flag.String("config", "", "plugin configuration `file` (JSON), handed to proxy_on_configure")
-		listen     = flag.String("listen", "127.0.0.1:10000", "listen `address`")
-		upstream   = flag.String("upstream", "http://127.0.0.1:8080", "upstream `URL`")
-		vms        = flag.Int("vms", 2, "number of VMs (like Envoy worker threads); requests go round-robin")
-		admin      = flag.String("admin", "", "admin listen `address` (GET /stats, GET /ready); empty: off")
-		routes     = flag.String("routes", "", "path prefixes to route names read as xds.route_name: `/p=name,...`")
-		idle       = flag.Duration("stream-idle-timeout", 0, "cut streams idle for this long (Envoy stream_idle_timeout); 0: off")
-		fullWASI   = flag.Bool("full-wasi", false, "offer wazero's complete WASI (Envoy ≥ 1.39) instead of Envoy 1.33–1.38's 18 functions")
-		logLevel   = flag.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
-		rootID     = flag.String("root-id", "", "plugin root id (plugin_root_id property)")
-		cut        = flag.String("cut", "", "fault injection: reset every response stream under a path prefix after N SSE events, like an idle timeout: `/p=N,...`")
+		wasmPath   = fs.String("wasm", "build/mcp-resume-guard.wasm", "plugin `file` (.wasm)")
+		configPath = fs.String("config", "", "plugin configuration `file` (JSON), handed to proxy_on_configure")
+		listen     = fs.String("listen", "127.0.0.1:10000", "listen `address`")
+		upstream   = fs.String("upstream", "http://127.0.0.1:8080", "upstream `URL`")
+		vms        = fs.Int("vms", 2, "number of VMs (like Envoy worker threads); requests go round-robin")
+		admin      = fs.String("admin", "", "admin listen `address` (GET /stats, GET /ready); empty: off")
+		routes     = fs.String("routes", "", "path prefixes to route names read as xds.route_name: `/p=name,...`")
+		idle       = fs.Duration("stream-idle-timeout", 0, "cut streams idle for this long (Envoy stream_idle_timeout); 0: off")
+		fullWASI   = fs.Bool("full-wasi", false, "offer wazero's complete WASI (Envoy ≥ 1.39) instead of Envoy 1.33–1.38's 18 functions")
+		logLevel   = fs.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
+		rootID     = fs.String("root-id", "", "plugin root id (plugin_root_id property)")
+		cut        = fs.String("cut", "", "fault injection: reset every response stream under a path prefix after N SSE events, like an idle timeout: `/p=N,...`")
 	)
-	flag.Parse()
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
 
 	level := slog.LevelInfo
 	switch strings.ToLower(*logLevel) {
 	case "trace", "debug":
 		level = slog.LevelDebug - 4
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 
 	wasm, err := os.ReadFile(*wasmPath)
 	if err != nil {
@@ -81,9 +97,6 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("-routes: %w", err)
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
 	start := time.Now()
 	host, err := wasmhost.New(ctx, wasmhost.Options{
@@ -122,13 +135,21 @@ func run() error {
 		addrs = append(addrs, *admin)
 	}
 	errc := make(chan error, len(servers))
+	bound := make([]string, 2)
 	for i, srv := range servers {
 		ln, err := net.Listen("tcp", addrs[i])
 		if err != nil {
+			for _, started := range servers[:i] {
+				_ = started.Close()
+			}
 			return err
 		}
-		logger.Info("listening", "addr", ln.Addr().String(), "role", []string{"proxy", "admin"}[i], "upstream", up.String())
+		bound[i] = ln.Addr().String()
+		logger.Info("listening", "addr", bound[i], "role", []string{"proxy", "admin"}[i], "upstream", up.String())
 		go func() { errc <- srv.Serve(ln) }()
+	}
+	if ready != nil {
+		ready(bound[0], bound[1])
 	}
 	select {
 	case <-ctx.Done():

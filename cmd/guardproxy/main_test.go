@@ -1,6 +1,20 @@
 package main
 
-import "testing"
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
 
 func TestParseCuts(t *testing.T) {
 	got, err := parseCuts("/sse=5, /mcp=1")
@@ -12,4 +26,123 @@ func TestParseCuts(t *testing.T) {
 			t.Errorf("parseCuts(%q) accepted", bad)
 		}
 	}
+}
+
+// TestGuardproxyServes runs the command with the wasmhost probe plugin in
+// front of a small SSE upstream: streaming, routes, the per-request log
+// line, /stats, /ready and -cut.
+func TestGuardproxyServes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a plugin")
+	}
+	dir := t.TempDir()
+	wasm := filepath.Join(dir, "probe.wasm")
+	build := exec.Command("go", "run", "./internal/tools/wasmbuild", "-work", filepath.Join(dir, "work"), "-o", wasm, "./internal/wasmhost/testdata/probe")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the probe plugin: %v\n%s", err, out)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 1; i <= 3; i++ {
+			fmt.Fprintf(w, "id: e-%d\ndata: x\n\n", i)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	addrs := make(chan [2]string, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run(ctx, []string{"-wasm", wasm, "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0",
+			"-upstream", up.URL, "-vms", "2", "-routes", "/mcp=mcp-streamable,/sse=mcp-legacy", "-cut", "/sse=2"},
+			logs, func(p, a string) { addrs <- [2]string{p, a} })
+	}()
+	var proxy, admin string
+	select {
+	case a := <-addrs:
+		proxy, admin = a[0], a[1]
+	case err := <-errc:
+		t.Fatalf("run: %v\n%s", err, logs)
+	case <-time.After(60 * time.Second):
+		t.Fatal("guardproxy did not start")
+	}
+
+	resp, err := http.Get("http://" + proxy + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Count(string(body), "id: e-") != 3 || resp.Header.Get("X-Probe-Route") != "mcp-streamable" || resp.Header.Get("X-Guard-Vm") != "0" {
+		t.Errorf("/mcp: %q %v", body, resp.Header)
+	}
+	resp, err = http.Get("http://" + proxy + "/sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil || strings.Count(string(body), "id: e-") != 2 || resp.Header.Get("X-Guard-Vm") != "1" {
+		t.Errorf("/sse with -cut /sse=2: %q, err %v, %v", body, err, resp.Header)
+	}
+
+	resp, err = http.Get("http://" + admin + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"probe_requests 2\n", "wasmhost.vm.0.requests 1\n", "wasmhost.vm.1.requests 1\n"} {
+		if !strings.Contains(string(stats), want) {
+			t.Errorf("/stats lacks %q:\n%s", want, stats)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(string(stats)), "\n")
+	if !sort.StringsAreSorted(lines) {
+		t.Errorf("/stats is not sorted:\n%s", stats)
+	}
+	resp, err = http.Get("http://" + admin + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(ready) != "LIVE\n" {
+		t.Errorf("/ready: %d %q", resp.StatusCode, ready)
+	}
+
+	cancel()
+	if err := <-errc; err != nil {
+		t.Errorf("run: %v", err)
+	}
+	out := logs.String()
+	for _, want := range []string{
+		`msg=request method=GET path=/mcp status=200 vm=0`,
+		`msg=request method=GET path=/sse status=200 vm=1`,
+		`end=stream_idle_timeout`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
