@@ -1,0 +1,18 @@
+// Package bench measures mcp-resume-guard side by side with baseline plugins
+// built the same way, inside one process, through the embedded proxy-wasm
+// host (internal/wasmhost): the per-request and per-resume overhead against a
+// do-nothing plugin, SSE throughput against a plugin that only copies each
+// body chunk out and back, the native SSE rewriter against copy(), guest
+// memory growth, and shared-data size per session and after session churn.
+//
+// Ratios are medians of several rounds in which the two plugins run
+// alternately (A/B interleaved), so that a noisy machine slows both sides of
+// a round alike. Absolute times are only indicative.
+//
+//	wasm, err := bench.BuildPlugins(ctx, bench.BuildOptions{Dir: "build"})
+//	rep, err := bench.Run(ctx, wasm, bench.DefaultOptions())
+//	rep.WriteText(os.Stdout)   // every figure, with the method
+//	rep.WriteBench(os.Stdout)  // the seven BENCH name=value lines
+//
+// The driver is internal/tools/bench (make bench).
+package bench

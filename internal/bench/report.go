@@ -1,0 +1,65 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+)
+
+// WriteText writes every figure with its method, for humans and for the
+// README's Performance section.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	f := r.Figures()
+	p("machine: %s/%s, %d CPUs, %s; ratios are medians of %d A/B-interleaved rounds",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), len(r.Request.Rounds))
+	p("request (POST, session, no cursor): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
+		r.Request.A(), r.Request.B(), f.RequestOverheadRatio, rounds(r.Request.Rounds))
+	p("resume (GET, session, tagged cursor, record found): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
+		r.Resume.A(), r.Resume.B(), f.ResumeOverheadRatio, rounds(r.Resume.Rounds))
+	p("SSE (%d KiB streams, %d chunks of 16 KiB, 90%% ~200 B notifications / 10%% ~2 KB results): guard %.0f MB/s, passthrough-copy %.0f MB/s -> ratio %.3f",
+		r.StreamBytes>>10, r.StreamChunks, mbps(r.SSE.A()), mbps(r.SSE.B()), f.SSEThroughputRatio)
+	p("native rewriter %.0f MB/s, copy() %.0f MB/s -> ratio %.3f",
+		mbps(r.Rewriter.A()), mbps(r.Rewriter.B()), f.RewriterMemcpyRatio)
+	p("guest memory: %.2f MiB at request %d, %.2f MiB at request %d -> growth %.3f MiB",
+		mib(r.MemoryAtFrom), r.GrowthFrom, mib(r.MemoryAtTo), r.GrowthTo, f.VMMemoryGrowthMiB)
+	p("shared data: %d live sessions (4 streams each) in %d keys, %d bytes -> %.1f B/session",
+		r.PerSession.Live, r.PerSession.Keys, r.PerSession.Bytes, f.SharedBytesPerSession)
+	p("churn: %d sessions with max_sessions=%d -> %d keys, %d live, %.2f MiB (%d CAS conflicts)",
+		r.ChurnSessions, r.ChurnMaxSessions, r.Churn.Keys, r.Churn.Live, f.SharedMiBAfterChurn, r.ChurnConflicts)
+	p("wasm: guard %d bytes (%.2f MiB), passthrough %d bytes", r.WasmBytes, mib(int64(r.WasmBytes)), r.PassthroughWasmBytes)
+	p("start-up: first host (compile + VM) %s; VM start (_initialize, root context, vm_start, configure) %s",
+		r.FirstStart.Round(1e5), r.VMStart.Round(1e4))
+	for _, g := range r.GC {
+		p("GC cycle inside the VM with %d KiB live: %.1f µs (probe %.0f ns/request, passthrough %.0f)",
+			g.LiveKiB, g.NsPerCycle/1e3, g.Pair.A(), g.Pair.B())
+	}
+	if m := f.Missed(); len(m) > 0 {
+		p("MISSED: %s", strings.Join(m, "; "))
+	} else {
+		p("all targets hold")
+	}
+	p("elapsed %s", r.Elapsed.Round(1e8))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func rounds(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(s, " ")
+}
+
+// mbps turns ns per byte into MB/s (10^6 bytes).
+func mbps(nsPerByte float64) float64 {
+	if nsPerByte == 0 {
+		return 0
+	}
+	return 1e3 / nsPerByte
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// Options size a benchmark run.
+type Options struct {
+	Rounds      int // interleaved rounds per comparison (odd: a true median)
+	Requests    int // requests per side and round
+	Streams     int // SSE streams per side and round
+	StreamBytes int // bytes per SSE stream
+	Sessions    int // sessions in the request population and per-session measure
+	GCRequests  int // GC probe requests per side and round
+
+	GrowthFrom, GrowthTo int // memory growth window, in requests
+
+	ChurnSessions    int // sessions through the churn measure
+	ChurnMaxSessions int // max_sessions during churn
+
+	// Progress receives one line per step (nil: silent).
+	Progress io.Writer
+}
+
+// DefaultOptions are the figures of make bench (issue 5).
+func DefaultOptions() Options {
+	return Options{
+		Rounds: 9, Requests: 20000, Streams: 8, StreamBytes: 1 << 20, Sessions: 10000, GCRequests: 300,
+		GrowthFrom: 10_000, GrowthTo: 200_000,
+		ChurnSessions: 1_000_000, ChurnMaxSessions: 10_000,
+	}
+}
+
+// QuickOptions are a small run for tests: every figure, little precision.
+func QuickOptions() Options {
+	return Options{
+		Rounds: 3, Requests: 500, Streams: 1, StreamBytes: 128 << 10, Sessions: 200, GCRequests: 20,
+		GrowthFrom: 1000, GrowthTo: 3000,
+		ChurnSessions: 5000, ChurnMaxSessions: 500,
+	}
+}
+
+func (o Options) progress(format string, args ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "bench: "+format+"\n", args...)
+	}
+}
+
+// Report holds every figure of a run.
+type Report struct {
+	Request, Resume, SSE, Rewriter Pair
+	StreamBytes, StreamChunks      int
+
+	GrowthFrom, GrowthTo     int
+	MemoryAtFrom, MemoryAtTo int64 // guest linear memory, bytes
+
+	PerSession SharedUsage
+
+	Churn                           SharedUsage
+	ChurnSessions, ChurnMaxSessions int
+	ChurnConflicts                  int64
+
+	WasmBytes, PassthroughWasmBytes int
+	FirstStart, VMStart             time.Duration
+	GC                              []GCCost
+
+	Elapsed time.Duration
+}
+
+// Run measures every figure of the report.
+func Run(ctx context.Context, w *Wasm, o Options) (*Report, error) {
+	start := time.Now()
+	rep := &Report{}
+	for _, step := range []func(context.Context, *Wasm, Options, *Report) error{
+		startup, overheads, gcCost, growth, perSession, churn,
+	} {
+		if err := step(ctx, w, o, rep); err != nil {
+			return rep, err
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// Figures are the seven claims of issue 5.
+type Figures struct {
+	RequestOverheadRatio  float64
+	ResumeOverheadRatio   float64
+	SSEThroughputRatio    float64
+	RewriterMemcpyRatio   float64
+	VMMemoryGrowthMiB     float64
+	SharedBytesPerSession float64
+	SharedMiBAfterChurn   float64
+}
+
+// Figures derives the seven claims.
+func (r *Report) Figures() Figures {
+	return Figures{
+		RequestOverheadRatio:  r.Request.Ratio(),
+		ResumeOverheadRatio:   r.Resume.Ratio(),
+		SSEThroughputRatio:    inverse(r.SSE.Ratio()),
+		RewriterMemcpyRatio:   inverse(r.Rewriter.Ratio()),
+		VMMemoryGrowthMiB:     float64(r.MemoryAtTo-r.MemoryAtFrom) / (1 << 20),
+		SharedBytesPerSession: float64(r.PerSession.Bytes) / float64(max(r.PerSession.Live, 1)),
+		SharedMiBAfterChurn:   float64(r.Churn.Bytes) / (1 << 20),
+	}
+}
+
+func inverse(x float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return 1 / x
+}
+
+// Targets of issue 5, in the order of the BENCH lines.
+var Targets = []struct {
+	Name  string
+	Max   bool // the figure must stay at or below Limit (else at or above)
+	Limit float64
+}{
+	{"request_overhead_ratio", true, 2.0},
+	{"resume_overhead_ratio", true, 4.0},
+	{"sse_throughput_ratio", false, 0.5},
+	{"rewriter_memcpy_ratio", false, 0.1},
+	{"vm_memory_growth_mib", true, 1},
+	{"shared_bytes_per_session", true, 512},
+	{"shared_mib_after_churn", true, 10},
+}
+
+func (f Figures) values() []float64 {
+	return []float64{f.RequestOverheadRatio, f.ResumeOverheadRatio, f.SSEThroughputRatio,
+		f.RewriterMemcpyRatio, f.VMMemoryGrowthMiB, f.SharedBytesPerSession, f.SharedMiBAfterChurn}
+}
+
+// Missed lists the targets a report misses, as "name=value (target ≤ x)".
+func (f Figures) Missed() []string {
+	var out []string
+	for i, v := range f.values() {
+		t := Targets[i]
+		if (t.Max && v > t.Limit) || (!t.Max && v < t.Limit) {
+			op := "≥"
+			if t.Max {
+				op = "≤"
+			}
+			out = append(out, fmt.Sprintf("%s=%s (target %s %s)", t.Name, format(v), op, format(t.Limit)))
+		}
+	}
+	return out
+}
+
+// WriteBench writes exactly the seven BENCH name=value lines.
+func (r *Report) WriteBench(w io.Writer) error {
+	for i, v := range r.Figures().values() {
+		if _, err := fmt.Fprintf(w, "BENCH %s=%s\n", Targets[i].Name, format(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func format(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,68 @@
+// Command bench is the driver of make bench: it builds the plugin and its
+// baselines (package internal/bench), measures them side by side in the
+// embedded proxy-wasm host, prints every figure with its method, and ends
+// with exactly the seven BENCH name=value lines of issue 5.
+//
+//	go run ./internal/tools/bench            # the full run (a few minutes)
+//	go run ./internal/tools/bench -quick     # every figure, little precision
+//
+// It exits 1 when a measure fails; a missed target is reported, not an
+// error (-strict makes it one).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/bench"
+)
+
+func main() {
+	o := bench.DefaultOptions()
+	quick := flag.Bool("quick", false, "a small run: every figure, little precision")
+	dir := flag.String("dir", "build", "`directory` for the built modules")
+	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
+	rounds := flag.Int("rounds", 0, "interleaved rounds per comparison (default 9)")
+	churn := flag.Int("churn", 0, "sessions through the churn measure (default 1000000)")
+	flag.Parse()
+	if *quick {
+		o = bench.QuickOptions()
+	}
+	if *rounds > 0 {
+		o.Rounds = *rounds
+	}
+	if *churn > 0 {
+		o.ChurnSessions = *churn
+	}
+	o.Progress = os.Stderr
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	w, err := bench.BuildPlugins(ctx, bench.BuildOptions{Dir: *dir, Log: os.Stderr})
+	if err != nil {
+		fail(err)
+	}
+	rep, err := bench.Run(ctx, w, o)
+	if err != nil {
+		fail(err)
+	}
+	if err := rep.WriteText(os.Stdout); err != nil {
+		fail(err)
+	}
+	if err := rep.WriteBench(os.Stdout); err != nil {
+		fail(err)
+	}
+	if missed := rep.Figures().Missed(); *strict && len(missed) > 0 {
+		fmt.Fprintf(os.Stderr, "bench: targets missed: %s\n", strings.Join(missed, "; "))
+		os.Exit(1)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+	os.Exit(1)
+}
