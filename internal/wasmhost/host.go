@@ -45,7 +45,8 @@ type Options struct {
 	MemoryLimitPages uint32
 	// Trace, when set, is called before every guest callback with the VM
 	// index, the context id and the export's name (tests use it to check
-	// Envoy's callback order).
+	// Envoy's callback order). It runs under the VM's lock: it must not call
+	// back into the Host.
 	Trace func(vm int, contextID uint32, callback string)
 	// Properties answers further proxy_get_property paths (path segments
 	// joined by "."), e.g. "node.id". Values are returned as given.

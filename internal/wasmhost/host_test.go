@@ -489,3 +489,14 @@ func TestSharedDataCASMismatchBetweenVMs(t *testing.T) {
 		t.Errorf("CAS mismatches = %d, want 1", n)
 	}
 }
+
+func TestStreamsAfterCloseFail(t *testing.T) {
+	h, err := New(context.Background(), Options{Wasm: emptyPlugin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close(context.Background())
+	if _, err := h.Simulate(Exchange{Request: get("/")}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+}

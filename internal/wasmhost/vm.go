@@ -286,6 +286,13 @@ var ErrVMRestarted = errors.New("wasmhost: the stream's VM was restarted after a
 // vm.mu is held.
 func (vm *VM) trapped(callback string, err error) error {
 	h := vm.host
+	select {
+	case <-h.closed:
+		// The runtime closed under a running stream: not the guest's fault.
+		vm.broken = ErrClosed
+		return ErrClosed
+	default:
+	}
 	vm.traps.Add(1)
 	h.stats.traps.Add(1)
 	te := &TrapError{VM: vm.index, Callback: callback, Err: err}
@@ -294,9 +301,18 @@ func (vm *VM) trapped(callback string, err error) error {
 	return te
 }
 
+// ErrClosed is returned for streams started after Host.Close.
+var ErrClosed = errors.New("wasmhost: host closed")
+
 // restart closes the module and instantiates a fresh one. vm.mu is held.
 func (vm *VM) restart() {
 	h := vm.host
+	select {
+	case <-h.closed:
+		vm.broken = ErrClosed
+		return
+	default:
+	}
 	if vm.mod != nil {
 		_ = vm.mod.Close(context.Background())
 		vm.mod = nil
@@ -314,6 +330,11 @@ func (vm *VM) restart() {
 
 // ensure restarts a broken VM before use. vm.mu is held.
 func (vm *VM) ensure() error {
+	select {
+	case <-vm.host.closed:
+		return ErrClosed
+	default:
+	}
 	if vm.broken == nil && vm.mod != nil {
 		return nil
 	}
