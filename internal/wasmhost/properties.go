@@ -19,8 +19,7 @@ func proxyGetProperty(vm *VM, mem api.Memory, st []uint64) {
 		return
 	}
 	path = bytes.TrimSuffix(path, []byte{0})
-	var out [8]byte
-	val, str, s := vm.property(path, out[:0])
+	val, str, s := vm.property(path, vm.num[:0])
 	if s != StatusOK {
 		ret(st, s)
 		return

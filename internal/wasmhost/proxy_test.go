@@ -325,3 +325,26 @@ func TestProxyFaultCutsAfterEvents(t *testing.T) {
 		t.Errorf("uncut stream: %q, %v", body, err)
 	}
 }
+
+func TestProxyTrapMidStreamResets(t *testing.T) {
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "id: e-1\ndata: a\n\n")
+	})
+	f := newProxyFixture(t, upstream, ProxyOptions{}, Options{})
+	resp := f.request(t, "GET", "/sse", "trap-body", nil)
+	_, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || err == nil {
+		t.Errorf("trap after the headers: status %d, read error %v (want a reset)", resp.StatusCode, err)
+	}
+	if rec := f.record(t); rec.End != EndHostFailure {
+		t.Errorf("record = %+v", rec)
+	}
+	resp = f.request(t, "GET", "/sse", "", nil)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(body) != "id: e-1\ndata: a\n\n" {
+		t.Errorf("after the trap: %q %v", body, err)
+	}
+}

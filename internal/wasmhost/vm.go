@@ -52,10 +52,11 @@ type VM struct {
 	streams    map[uint32]*Stream
 	metricIDs  map[uint32]*metric
 	nextMetric uint32
-	config     []byte // configuration buffer readable in the current root callback
-	configType uint32 // its buffer type (bufferVMConfig or bufferPluginConfig); 0: none
-	broken     error  // set when the VM could not be (re)started
-	scratch    []byte // reusable serialization buffer
+	config     []byte  // configuration buffer readable in the current root callback
+	configType uint32  // its buffer type (bufferVMConfig or bufferPluginConfig); 0: none
+	broken     error   // set when the VM could not be (re)started
+	scratch    []byte  // reusable serialization buffer
+	num        [8]byte // reusable integer property buffer
 
 	tickPeriod atomic.Int64 // nanoseconds; 0 = off
 	tickReset  chan struct{}
