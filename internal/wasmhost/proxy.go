@@ -152,8 +152,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s, err := p.host.NewStream(info)
 	if err != nil {
-		p.log.Error("wasm stream not created", "err", err)
-		http.Error(w, "wasm VM unavailable", http.StatusInternalServerError)
+		// No VM could take the stream, or proxy_on_context_create trapped.
+		http.Error(w, "wasm plugin failed", http.StatusInternalServerError)
+		rec := StreamRecord{Method: r.Method, Path: r.URL.RequestURI(), Route: route, Status: http.StatusInternalServerError,
+			VM: -1, Duration: time.Since(start), End: EndHostFailure, Err: err}
+		if s != nil {
+			rec.VM, rec.StreamID = s.VM(), s.ID()
+		}
+		p.logRecord(rec)
+		if p.opts.OnDone != nil {
+			p.opts.OnDone(rec)
+		}
 		return
 	}
 	x := &exchange{p: p, w: w, r: r, rc: http.NewResponseController(w), s: s}
