@@ -53,7 +53,10 @@
 //     response.code_details downstream_remote_disconnect; a stream idle
 //     timeout SI (0x10000) and stream_idle_timeout (408 before the response
 //     started, a reset after). Header maps are readable again in the log
-//     phase.
+//     phase. The proxy is HTTP/1.1 only, so a client that goes away sets DC,
+//     as Envoy does for a closed HTTP/1 connection; DR (0x10000000,
+//     downstream remote reset) belongs to HTTP/2 and HTTP/3 stream resets
+//     and is never set here.
 //   - WASI: exactly the 18 functions of Envoy 1.33–1.38 (poll_oneoff → 52,
 //     fd_prestat_get → 8, fd_fdstat_set_flags → 52, no args or environment,
 //     fd_write to the log at info/error, clock_time_get for realtime and
@@ -80,7 +83,8 @@
 //     idle timeout) pass through the callbacks the same way.
 //   - Shared data: cas 0 writes unconditionally, a new key ignores cas, every
 //     write gets a new non-zero cas, a stale cas is CAS_MISMATCH; shared by
-//     all VMs; no delete, no expiry.
+//     all VMs; no delete, no expiry. (So two VMs that both read a missing key
+//     and write it both succeed: CAS only guards keys that exist.)
 //   - Metrics: shared by name across VMs; a counter increment ≤ 0 is
 //     BAD_ARGUMENT; histograms cannot be incremented or read.
 //   - proxy_http_call answers BAD_ARGUMENT and the gRPC calls PARSE_FAILURE,
