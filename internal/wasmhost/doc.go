@@ -39,7 +39,8 @@
 // callback with VM and context id), ProxyOptions.OnDone (one StreamRecord per
 // request with its VM, status, end reason and flags), and the x-guard-vm
 // response header naming the VM. Host.SetSharedDataFault makes shared-data
-// calls fail with INTERNAL_FAILURE.
+// calls fail with INTERNAL_FAILURE; ProxyOptions.Fault cuts a response
+// stream after N SSE events or bytes the way an idle timeout severs it.
 //
 // # What follows Envoy
 //
