@@ -73,6 +73,8 @@
 //     pseudo-headers first; get returns the first value, remove of an absent
 //     key is OK; after a headers callback returned Continue its map answers
 //     BAD_ARGUMENT until the log phase; an empty map is returned as (0, 0).
+//     In the log phase the maps are read-only (writes are BAD_ARGUMENT) and a
+//     map that never existed (no response yet) is NOT_FOUND.
 //   - Bodies chunk by chunk; proxy_set_buffer_bytes start 0 drains size
 //     then prepends, start ≥ length appends, else BAD_ARGUMENT; Pause
 //     buffers, and the next call's body_size covers the accumulated body.
