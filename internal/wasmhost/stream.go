@@ -220,7 +220,8 @@ func (s *Stream) OnResponseHeaders(h Headers, endOfStream bool) (Action, error) 
 	defer s.leave()
 	s.respHeaders = h
 	s.respOpen = true
-	if st, err := strconv.Atoi(h.Value(":status")); err == nil && s.code == 0 {
+	status := h.Value(":status")
+	if st, err := strconv.Atoi(status); err == nil && s.code == 0 {
 		s.code = st
 	}
 	if s.codeDetails == "" && !s.inLocalReply {
@@ -234,8 +235,10 @@ func (s *Stream) OnResponseHeaders(h Headers, endOfStream bool) (Action, error) 
 	if a == ActionContinue {
 		s.respOpen = false
 	}
-	if st, err := strconv.Atoi(s.respHeaders.Value(":status")); err == nil {
-		s.code = st
+	if v := s.respHeaders.Value(":status"); v != status {
+		if st, err := strconv.Atoi(v); err == nil {
+			s.code = st // the plugin changed the status
+		}
 	}
 	return a, nil
 }
