@@ -80,24 +80,24 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	if !p.started || len(p.cfg.Routes) == 0 {
 		return action
 	}
-	path, _ := proxywasm.GetHttpRequestHeader(":path")
+	req := readRequestHeaders()
 	var routeName string
 	if p.cfg.NeedsRouteName() {
 		if b, err := proxywasm.GetProperty(propRouteName); err == nil {
 			routeName = string(b)
 		}
 	}
-	h.transport = p.cfg.Match(routeName, path)
+	h.transport = p.cfg.Match(routeName, req.path)
 	if h.transport == cursor.TransportNone {
 		return action
 	}
-	method, _ := proxywasm.GetHttpRequestHeader(":method")
-	h.session, _ = proxywasm.GetHttpRequestHeader("mcp-session-id")
+	method := req.method
+	h.session = req.session
 	if h.session == "" && h.transport == cursor.TransportSSE {
-		h.session = queryParam(path, "sessionId", "session_id")
+		h.session = queryParam(req.path, "sessionId", "session_id")
 	}
 	h.isDelete = method == "DELETE"
-	last, _ := proxywasm.GetHttpRequestHeader("last-event-id")
+	last := req.lastEventID
 	if last == "" && h.session == "" {
 		return action
 	}
@@ -226,7 +226,8 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 		return action
 	}
 	p := h.plugin
-	status, _ := proxywasm.GetHttpResponseHeader(":status")
+	resp := readResponseHeaders()
+	status := resp.status
 	if len(status) != 3 || status[0] != '2' {
 		return action
 	}
@@ -239,16 +240,15 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 		return action
 	}
 	if h.session == "" {
-		h.session, _ = proxywasm.GetHttpResponseHeader("mcp-session-id")
+		h.session = resp.session
 	}
 	if status != "200" {
 		return action
 	}
-	ct, _ := proxywasm.GetHttpResponseHeader("content-type")
-	if !isEventStream(ct) {
+	if !isEventStream(resp.contentType) {
 		return action
 	}
-	if ce, _ := proxywasm.GetHttpResponseHeader("content-encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+	if ce := resp.contentEncoding; ce != "" && !strings.EqualFold(ce, "identity") {
 		// Compressed SSE cannot be rewritten without decoding it; pass it
 		// through untouched (its IDs stay untagged) and count it.
 		p.metrics.sseEncodedPassthrough.inc()

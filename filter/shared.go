@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"unsafe"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
@@ -12,7 +13,7 @@ import (
 type hostSharedData struct{}
 
 func (hostSharedData) Get(key []byte) ([]byte, uint32, error) {
-	v, cas, err := proxywasm.GetSharedData(string(key))
+	v, cas, err := proxywasm.GetSharedData(keyString(key))
 	if errors.Is(err, types.ErrorStatusNotFound) {
 		return nil, 0, cursor.ErrNotFound
 	}
@@ -20,9 +21,16 @@ func (hostSharedData) Get(key []byte) ([]byte, uint32, error) {
 }
 
 func (hostSharedData) Set(key, value []byte, cas uint32) error {
-	err := proxywasm.SetSharedData(string(key), value, cas)
+	err := proxywasm.SetSharedData(keyString(key), value, cas)
 	if errors.Is(err, types.ErrorStatusCasMismatch) {
 		return cursor.ErrCASMismatch
 	}
 	return err
+}
+
+// keyString views key as a string without copying it: the SDK only hands the
+// bytes to the host for the duration of the call, and nothing keeps the
+// string afterwards.
+func keyString(key []byte) string {
+	return unsafe.String(unsafe.SliceData(key), len(key))
 }
