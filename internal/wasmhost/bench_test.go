@@ -6,11 +6,13 @@ import (
 )
 
 // Measured on the 2-CPU build machine (go test -bench . -benchtime 2s),
-// per stream: HostFloor ≈ 0.6 µs (six guest calls and the host's
-// bookkeeping, 0 allocations), NoopStream ≈ 2.5 µs (the standard-Go
-// guest's own entry cost dominates), Read3Stream ≈ 7 µs (each header read
-// allocates guest memory through proxy_on_memory_allocate, a re-entrant
-// call into the Go guest, as in Envoy).
+// per stream, quiet machine (busy machine in parentheses): HostFloor
+// 0.26 µs (0.6) — six guest calls and the host's bookkeeping, 0
+// allocations; NoopCreateHeadersLogDelete 1.35 µs (3–4) and NoopStream
+// 1.5 µs (2.5) — the standard-Go guest's own entry cost dominates;
+// Read3Stream 5.5 µs (7) — each header read allocates guest memory through
+// proxy_on_memory_allocate, a re-entrant call into the Go guest, as in
+// Envoy.
 
 // benchExchange is the minimal stream: context create, request headers,
 // response headers (no bodies), log, done, delete.
