@@ -372,3 +372,34 @@ func TestPanicFailsOpen(t *testing.T) {
 		t.Fatal("fail_open_total not counted")
 	}
 }
+
+func TestSSEOverflowPassesUntouched(t *testing.T) {
+	h := newHarness(t, `{"routes":[{"path_prefix":"/mcp","transport":"http"}],"max_line_bytes":64}`)
+	id, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-1"})
+	long := "id: " + strings.Repeat("x", 100) + "\ndata: {}\n\n"
+	out := h.sseResponse(id, "id: e-1\ndata: {}\n\n", long, "id: e-2\ndata: {}\n\n")
+	want := "id: http:e-1\ndata: {}\n\n" + long + "id: e-2\ndata: {}\n\n"
+	if out != want {
+		t.Fatalf("got %q\nwant %q", out, want)
+	}
+	if h.counter("sse_overflow_total") != 1 {
+		t.Fatal("sse_overflow_total not counted")
+	}
+	if !strings.Contains(strings.Join(h.host.GetWarnLogs(), "\n"), "max_line_bytes") {
+		t.Fatal("overflow not logged")
+	}
+}
+
+func TestSplitChunksTagged(t *testing.T) {
+	h := newHarness(t, testConfig)
+	id, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-1"})
+	in := "id: e-41\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n\r\n"
+	var chunks []string
+	for i := 0; i < len(in); i += 3 {
+		chunks = append(chunks, in[i:min(i+3, len(in))])
+	}
+	out := h.sseResponse(id, chunks...)
+	if want := strings.Replace(in, "id: e-41", "id: http:e-41", 1); out != want {
+		t.Fatalf("got %q want %q", out, want)
+	}
+}
