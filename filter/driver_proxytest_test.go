@@ -36,11 +36,11 @@ func startNative(t *testing.T, cfg string) (driver, error) {
 	opt := proxytest.NewEmulatorOption().WithVMContext(vm).WithPluginConfiguration([]byte(cfg))
 	host, reset := proxytest.NewHostEmulator(opt)
 	t.Cleanup(reset)
-	d := &nativeDriver{t: t, host: host, plugin: vm.plugin}
-	if st := host.StartPlugin(); st != types.OnPluginStartStatusOK {
+	st := host.StartPlugin()
+	d := &nativeDriver{t: t, host: host, plugin: vm.plugin} // the plugin context exists once started
+	if st != types.OnPluginStartStatusOK {
 		return d, fmt.Errorf("start status %v; critical log: %s", st, strings.Join(host.GetCriticalLogs(), "\n"))
 	}
-	d.plugin = vm.plugin
 	return d, nil
 }
 
