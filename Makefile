@@ -29,5 +29,11 @@ demo: build
 oci: build
 	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar
 
+## check: fails on gofmt, go vet or go mod tidy differences
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) mod tidy -diff
+
 clean:
 	rm -rf $(BUILD)
