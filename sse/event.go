@@ -41,13 +41,10 @@ func (r *Rewriter) dispatch() {
 		} else if len(data) > 0 {
 			data = data[:len(data)-1] // the '\n' after the last line
 		}
-		var kind cursor.EventKind
-		if r.hasID && len(data) == 0 && !truncated {
-			kind = cursor.KindPriming
-		} else {
-			kind = Classify(r.evType, data, truncated)
+		ev := Event{HasID: r.hasID, Truncated: truncated}
+		if !r.lastIDOnly {
+			ev.Kind = kindOf(r.hasID, r.evType, data, truncated)
 		}
-		ev := Event{HasID: r.hasID, Truncated: truncated, Kind: kind}
 		ev.ID = r.keep(r.id)
 		ev.Type = r.keep(r.evType)
 		ev.Data = r.keep(data)
@@ -71,4 +68,25 @@ func (r *Rewriter) keep(b []byte) []byte {
 	i := len(r.arena)
 	r.arena = append(r.arena, b...)
 	return r.arena[i:len(r.arena):len(r.arena)]
+}
+
+// kindOf is an event's kind: priming for an ID with empty data, else what
+// Classify makes of its type and data prefix.
+func kindOf(hasID bool, evType, data []byte, truncated bool) cursor.EventKind {
+	if hasID && len(data) == 0 && !truncated {
+		return cursor.KindPriming
+	}
+	return Classify(evType, data, truncated)
+}
+
+// classifyLastID classifies the last event of this call that carries an
+// ID (ClassifyLastIDOnly); its Type and Data are exactly what dispatch
+// would have classified.
+func (r *Rewriter) classifyLastID() {
+	for i := len(r.events) - 1; i >= 0; i-- {
+		if ev := &r.events[i]; ev.HasID {
+			ev.Kind = kindOf(true, ev.Type, ev.Data, ev.Truncated)
+			return
+		}
+	}
 }

@@ -79,6 +79,9 @@ type Rewriter struct {
 	hasData   bool
 	dataTrunc bool // data holds only a prefix of the data buffer
 
+	// lastIDOnly: classify only the last event with an ID of each call.
+	lastIDOnly bool
+
 	// Per Rewrite call.
 	events []Event
 	arena  []byte // backs the events' ID, Type and Data
@@ -105,20 +108,28 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 		maxLineBytes = DefaultMaxLineBytes
 	}
 	*r = Rewriter{
-		prefix: t.Prefix(),
-		max:    maxLineBytes,
-		hold:   r.hold[:0],
-		id:     r.id[:0],
-		evType: r.evType[:0],
-		data:   r.data[:0],
-		events: r.events[:0],
-		arena:  r.arena[:0],
+		prefix:     t.Prefix(),
+		max:        maxLineBytes,
+		lastIDOnly: r.lastIDOnly,
+		hold:       r.hold[:0],
+		id:         r.id[:0],
+		evType:     r.evType[:0],
+		data:       r.data[:0],
+		events:     r.events[:0],
+		arena:      r.arena[:0],
 	}
 }
 
 // Events returns the events dispatched during the last Rewrite call, in
 // order. The slice and the bytes it refers to are reused by the next call.
 func (r *Rewriter) Events() []Event { return r.events }
+
+// ClassifyLastIDOnly sets whether Rewrite classifies only the last event
+// carrying an ID among each call's Events, the one a caller recording a
+// stream's tail needs; every other event then reports KindOther. JSON-RPC
+// classification is most of the rewriter's work on typical MCP traffic (many
+// small notifications per chunk). Reset keeps the setting.
+func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
 
 // Overflowed reports whether the stream exceeded maxLineBytes (an id or event
 // type value longer than that) and now passes through untouched: no more ids
@@ -309,6 +320,9 @@ scan:
 	}
 
 	out = append(out, chunk[fwd:]...)
+	if r.lastIDOnly {
+		r.classifyLastID()
+	}
 	if eos && len(r.hold) > 0 {
 		// An unterminated last line is discarded by SSE: it passes as is.
 		out = append(out, r.hold...)
