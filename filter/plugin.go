@@ -79,6 +79,9 @@ func (p *pluginContext) NewHttpContext(uint32) types.HttpContext {
 	return &httpContext{plugin: p}
 }
 
+// getRewriter returns a rewriter for a new stream. The filter reads the
+// kind of only the last event with an ID of each chunk (observe), so the
+// rewriter classifies only that one.
 func (p *pluginContext) getRewriter(t cursor.Transport) *sse.Rewriter {
 	if n := len(p.rewriters); n > 0 {
 		rw := p.rewriters[n-1]
@@ -86,7 +89,9 @@ func (p *pluginContext) getRewriter(t cursor.Transport) *sse.Rewriter {
 		rw.Reset(t, p.cfg.MaxLineBytes)
 		return rw
 	}
-	return sse.NewRewriter(t, p.cfg.MaxLineBytes)
+	rw := sse.NewRewriter(t, p.cfg.MaxLineBytes)
+	rw.ClassifyLastIDOnly(true)
+	return rw
 }
 
 func (p *pluginContext) putRewriter(rw *sse.Rewriter) {
