@@ -164,14 +164,19 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	}
 
 	o.progress("native rewriter: %d rounds", o.Rounds)
-	rep.Rewriter, err = interleave(rewriteWorkload(stream), copyWorkload(stream), o.Streams*4, o.Rounds)
+	if rep.Rewriter, err = interleave(rewriteWorkload(stream, true), copyWorkload(stream), o.Streams*4, o.Rounds); err != nil {
+		return err
+	}
+	rep.RewriterFull, err = interleave(rewriteWorkload(stream, false), copyWorkload(stream), o.Streams*4, o.Rounds)
 	return err
 }
 
 // rewriteWorkload runs the native SSE rewriter over the stream; units are
-// bytes.
-func rewriteWorkload(stream [][]byte) workload {
+// bytes. lastIDOnly is the mode the plugin runs it in (only the last event
+// with an ID of each chunk is classified); without it every event is.
+func rewriteWorkload(stream [][]byte, lastIDOnly bool) workload {
 	rw := sse.NewRewriter(cursor.TransportHTTP, 0)
+	rw.ClassifyLastIDOnly(lastIDOnly)
 	dst := make([]byte, 0, 2*ChunkBytes)
 	var size int64
 	for _, c := range stream {

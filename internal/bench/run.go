@@ -29,7 +29,7 @@ type Options struct {
 // DefaultOptions are the figures of make bench (issue 5).
 func DefaultOptions() Options {
 	return Options{
-		Rounds: 9, Requests: 20000, Streams: 8, StreamBytes: 1 << 20, Sessions: 10000, GCRequests: 300,
+		Rounds: 9, Requests: 20000, Streams: 8, StreamBytes: 1 << 20, Sessions: 10000, GCRequests: 100,
 		GrowthFrom: 10_000, GrowthTo: 200_000,
 		ChurnSessions: 1_000_000, ChurnMaxSessions: 10_000,
 	}
@@ -53,6 +53,7 @@ func (o Options) progress(format string, args ...any) {
 // Report holds every figure of a run.
 type Report struct {
 	Request, Resume, SSE, Rewriter Pair
+	RewriterFull                   Pair // the rewriter classifying every event
 	StreamBytes, StreamChunks      int
 
 	GrowthFrom, GrowthTo     int
