@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWriteBench checks the make bench contract: exactly seven lines, in
+// the issue's order, each BENCH name=value with a number.
+func TestWriteBench(t *testing.T) {
+	rep := &Report{
+		Request:      Pair{Rounds: []float64{1.5, 1.7, 1.6}},
+		Resume:       Pair{Rounds: []float64{3}},
+		SSE:          Pair{Rounds: []float64{2}},  // guard twice as slow: 0.5
+		Rewriter:     Pair{Rounds: []float64{20}}, // 20x slower than copy: 0.05
+		MemoryAtFrom: 8 << 20, MemoryAtTo: 8<<20 + 1<<19,
+		PerSession: SharedUsage{Bytes: 2600, Live: 10},
+		Churn:      SharedUsage{Bytes: 3 << 20},
+		Elapsed:    time.Second,
+	}
+	var b strings.Builder
+	if err := rep.WriteBench(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "BENCH request_overhead_ratio=1.600\n" +
+		"BENCH resume_overhead_ratio=3.000\n" +
+		"BENCH sse_throughput_ratio=0.500\n" +
+		"BENCH rewriter_memcpy_ratio=0.050\n" +
+		"BENCH vm_memory_growth_mib=0.500\n" +
+		"BENCH shared_bytes_per_session=260\n" +
+		"BENCH shared_mib_after_churn=3.000\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	missed := rep.Figures().Missed()
+	if len(missed) != 1 || !strings.HasPrefix(missed[0], "rewriter_memcpy_ratio=") {
+		t.Errorf("missed = %q, want only the rewriter ratio", missed)
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), "MISSED: rewriter_memcpy_ratio") {
+		t.Errorf("text report: %v\n%s", err, text.String())
+	}
+}
+
+// TestMedian covers odd and even counts.
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// TestSSEStreamShape checks the generated traffic: about the asked size,
+// about one response in ten, events of the stated sizes, ids in sequence.
+func TestSSEStreamShape(t *testing.T) {
+	s := string(SSEStream(1<<20, 1, 1))
+	if len(s) < 1<<20 || len(s) > 1<<20+ResponseBytes {
+		t.Fatalf("stream of %d bytes", len(s))
+	}
+	events := strings.Split(strings.TrimSuffix(s, "\n\n"), "\n\n")
+	responses := 0
+	for i, ev := range events {
+		if !strings.HasPrefix(ev, "id: e-") {
+			t.Fatalf("event %d: %.40q", i, ev)
+		}
+		size := len(ev) + 2
+		switch {
+		case strings.Contains(ev, `"result"`):
+			responses++
+			if size != ResponseBytes {
+				t.Errorf("response event of %d bytes", size)
+			}
+		case size != NotificationBytes:
+			t.Errorf("notification event of %d bytes", size)
+		}
+	}
+	if share := float64(responses) / float64(len(events)); share < 0.07 || share > 0.13 {
+		t.Errorf("response share %.3f, want about %.2f", share, ResponseShare)
+	}
+}
