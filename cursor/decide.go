@@ -66,20 +66,25 @@ func (d Decision) Detected() bool {
 // none), for a session whose watermark record is rec (nil when the filter
 // holds none: no session, unknown session, or expired record).
 //
+// A request without a cursor is never judged (the table's first row, as in
+// DESIGN.md): it cannot skip an event, and it needs no shared-data lookup,
+// which keeps ordinary MCP traffic cheap. A tombstone therefore refuses every
+// later resume of the session, whatever its cursor.
+//
 //	| case            | condition                                   | default              |
-//	| tombstoned      | rec.Tombstoned                              | Reinit               |
 //	| no cursor       | cursor == ""                                | Forward              |
+//	| tombstoned      | rec.Tombstoned                              | Reinit               |
 //	| untagged        | no sse:/http: prefix                        | Reinit (passthrough) |
 //	| cross-transport | prefix transport ≠ route                    | Reinit, always       |
 //	| unknown         | no tail mentions the cursor                 | strip (reinit)       |
 //	| drain race      | cursor = last ID of an unacked tail, in scope | Reinit (rewind, observe) |
 //	| normal          | anything else                               | strip                |
 func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
-	if rec != nil && rec.Tombstoned {
-		return Decision{Action: Reinit, Reason: ReasonTombstoned}
-	}
 	if cursor == "" {
 		return Decision{Action: Forward, Reason: ReasonNoCursor}
+	}
+	if rec != nil && rec.Tombstoned {
+		return Decision{Action: Reinit, Reason: ReasonTombstoned}
 	}
 	t, id := SplitTagged(cursor)
 	switch {

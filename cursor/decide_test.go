@@ -59,10 +59,13 @@ var decideCases = []decideCase{
 	{name: "no_cursor/legacy_route", route: TransportSSE, cursor: "", rec: rec(seedTail), policy: unknownRe,
 		action: Forward, reason: ReasonNoCursor},
 
-	// Row "tombstoned session": re-init again; it beats every other row.
-	{name: "tombstoned/beats_no_cursor", route: TransportHTTP, cursor: "",
+	// Row "no cursor" comes first: a request without a cursor is never
+	// judged, even on a tombstoned session.
+	{name: "no_cursor/beats_tombstone", route: TransportHTTP, cursor: "",
 		rec: &Record{SessionID: "s-77", Tombstoned: true}, policy: defaults,
-		action: Reinit, reason: ReasonTombstoned},
+		action: Forward, reason: ReasonNoCursor},
+
+	// Row "tombstoned session": re-init again; it beats every row below.
 	{name: "tombstoned/beats_normal_cursor", route: TransportHTTP, cursor: "http:e-103",
 		rec: &Record{SessionID: "s-77", Tombstoned: true, Tails: []Tail{raceHTTP}}, policy: defaults,
 		action: Reinit, reason: ReasonTombstoned},

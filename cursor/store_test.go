@@ -229,7 +229,7 @@ func TestStoreTombstoneSurvivesUpdates(t *testing.T) {
 	if r == nil || !r.Tombstoned || len(r.Tails) != 2 {
 		t.Fatalf("record %+v, want tombstoned with two tails", r)
 	}
-	if d := Decide(TransportHTTP, "", r, Policy{}); d.Reason != ReasonTombstoned {
+	if d := Decide(TransportHTTP, "http:e-105", r, Policy{}); d.Reason != ReasonTombstoned {
 		t.Errorf("Decide on the stored tombstone = %v", d.Reason)
 	}
 }
@@ -632,7 +632,7 @@ func TestStoreSeedAcrossWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ = w1.Load("s-77", now+12)
-	if d := Decide(TransportHTTP, "", r, Policy{}); d.Reason != ReasonTombstoned {
+	if d := Decide(TransportHTTP, "http:e-1", r, Policy{}); d.Reason != ReasonTombstoned {
 		t.Fatalf("after tombstone: %+v", d)
 	}
 }

@@ -151,9 +151,14 @@ func TestCrossTransportReinit(t *testing.T) {
 			t.Fatalf("local reply body changed by the response callbacks: %q", body)
 		}
 		s.end(false)
-		// The session is tombstoned: every later request with it is
-		// refused (with two VMs, on the other VM too).
-		later, _ := h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-77"})
+		// The session is tombstoned: every later resume with it is
+		// refused, even with a cursor that would be fine (with two VMs, on
+		// the other VM too). Requests without a cursor are never judged.
+		plain, _ := h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-77"})
+		if plain.localReply() != nil {
+			t.Fatal("a request without a cursor was refused")
+		}
+		later, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-77"}, [2]string{"last-event-id", "http:e-1"})
 		if r := h.reinitReason(later); r != "tombstoned" {
 			t.Fatalf("later request reason %q, want tombstoned", r)
 		}

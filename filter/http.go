@@ -98,7 +98,9 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	}
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
-	if last == "" && h.session == "" {
+	if last == "" {
+		// No cursor, nothing to judge (the decision table's first row):
+		// no shared-data lookup on ordinary MCP traffic.
 		return action
 	}
 
