@@ -228,6 +228,14 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 		return action
 	}
 	p := h.plugin
+	if !h.isDelete {
+		// Only a DELETE or an event stream needs anything more: one
+		// single-value read settles the common JSON answer (about half
+		// the cost of reading the whole map).
+		if ct, _ := proxywasm.GetHttpResponseHeader("content-type"); !isEventStream(ct) {
+			return action
+		}
+	}
 	resp := readResponseHeaders()
 	status := resp.status
 	if len(status) != 3 || status[0] != '2' {
