@@ -100,18 +100,18 @@ func sessionStreams(session string, k, first int) []wasmhost.Exchange {
 	return xs
 }
 
-// perSession fills a guard with o.Sessions sessions of cursor.MaxTails
+// perSession fills a guard with o.SharedSessions sessions of cursor.MaxTails
 // streams each (the largest records) and divides the shared data by the live
 // sessions.
 func perSession(ctx context.Context, w *Wasm, o Options, rep *Report) error {
-	h, err := newHost(ctx, w.Guard, GuardConfigWith(o.Sessions), 1)
+	h, err := newHost(ctx, w.Guard, GuardConfigWith(o.SharedSessions), 1)
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
 	r := &runner{h: h}
-	o.progress("shared data per session: %d sessions of %d streams", o.Sessions, cursor.MaxTails)
-	for i := range o.Sessions {
+	o.progress("shared data per session: %d sessions of %d streams", o.SharedSessions, cursor.MaxTails)
+	for i := range o.SharedSessions {
 		for _, x := range sessionStreams(Session(i), cursor.MaxTails, 1000+100*i) {
 			if err := r.run(&x); err != nil {
 				return err

@@ -153,6 +153,24 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 		return err
 	}
 
+	rep.Sessions, rep.FullSessions = o.Sessions, o.FullSessions
+	if o.FullSessions > 0 {
+		full := newPopulation(o.FullSessions)
+		gf, pf := &runner{h: guard}, &runner{h: pass}
+		for _, r := range []*runner{gf, pf} {
+			if err := full.seed(r); err != nil {
+				return err
+			}
+		}
+		o.progress("request and resume overhead with %d sessions", o.FullSessions)
+		if rep.RequestFull, err = interleave(requestWorkload(gf, full), requestWorkload(pf, full), o.Requests, o.Rounds); err != nil {
+			return err
+		}
+		if rep.ResumeFull, err = interleave(resumeWorkload(gf, full), resumeWorkload(pf, full), o.Requests, o.Rounds); err != nil {
+			return err
+		}
+	}
+
 	stream := Chunks(SSEStream(o.StreamBytes, 1000, 1), ChunkBytes)
 	rep.StreamBytes, rep.StreamChunks = o.StreamBytes, len(stream)
 	o.progress("SSE throughput: %d rounds of %d streams of %d KiB per side", o.Rounds, o.Streams, o.StreamBytes>>10)

@@ -80,7 +80,7 @@ func WriteProfiles(w io.Writer, title string, guard, base CallbackProfile) {
 		sorted = append(sorted, k)
 	}
 	sort.Strings(sorted)
-	fmt.Fprintf(w, "%s: ns per exchange by callback (guard / baseline)\n", title)
+	fmt.Fprintf(w, "%s: ns per exchange (guard / baseline)\n", title)
 	var tg, tb float64
 	for _, k := range sorted {
 		fmt.Fprintf(w, "  %-28s %8.0f %8.0f\n", k, guard.NsPerCall[k], base.NsPerCall[k])
@@ -88,4 +88,48 @@ func WriteProfiles(w io.Writer, title string, guard, base CallbackProfile) {
 		tb += base.NsPerCall[k]
 	}
 	fmt.Fprintf(w, "  %-28s %8.0f %8.0f\n", "total", tg, tb)
+}
+
+// ProfileSet is the per-callback profile of one workload for the guard and
+// its baseline.
+type ProfileSet struct {
+	Name        string
+	Guard, Base CallbackProfile
+}
+
+// profiles times every callback of the request, resume and SSE workloads
+// (o.Sessions/10 sessions, a few passes) for the guard and its baseline.
+func profiles(ctx context.Context, w *Wasm, o Options, rep *Report) error {
+	pop := newPopulation(max(o.Sessions/10, 10))
+	var req, res, str []wasmhost.Exchange
+	for i, s := range pop.sessions {
+		req = append(req, Request(s))
+		res = append(res, Resume(s, pop.cursors[i]))
+	}
+	stream := Chunks(SSEStream(256<<10, 1000, 1), ChunkBytes)
+	for _, s := range pop.sessions[:min(len(pop.sessions), 20)] {
+		str = append(str, Stream(s, stream))
+	}
+	o.progress("per-callback profiles")
+	for _, c := range []struct {
+		name string
+		xs   []wasmhost.Exchange
+		base []byte
+		n    int
+	}{
+		{"request", req, w.Passthrough, 5},
+		{"resume", res, w.Passthrough, 5},
+		{"SSE stream of 256 KiB (baseline: passthrough-copy)", str, w.PassthroughCopy, 2},
+	} {
+		g, err := ProfileCallbacks(ctx, w.Guard, GuardConfig, pop.streams, c.xs, c.n)
+		if err != nil {
+			return err
+		}
+		b, err := ProfileCallbacks(ctx, c.base, "", pop.streams, c.xs, c.n)
+		if err != nil {
+			return err
+		}
+		rep.Profiles = append(rep.Profiles, ProfileSet{Name: c.name, Guard: g, Base: b})
+	}
+	return nil
 }

@@ -6,37 +6,27 @@ import (
 	"testing"
 )
 
-// TestProfileCallbacks prints per-callback profiles when BENCH_PROFILE is
-// set (a diagnostic, not a check).
-func TestProfileCallbacks(t *testing.T) {
-	if os.Getenv("BENCH_PROFILE") == "" {
-		t.Skip("set BENCH_PROFILE=1 to print per-callback profiles")
+// TestQuickRun runs every measure with QuickOptions against freshly built
+// plugins and prints the report. It takes about half a minute, so it runs
+// only with BENCH_QUICK=1.
+func TestQuickRun(t *testing.T) {
+	if os.Getenv("BENCH_QUICK") == "" {
+		t.Skip("set BENCH_QUICK=1 to run every measure on a small scale")
 	}
-	ctx := context.Background()
-	w := testWasm(t)
-	pop := newPopulation(500)
-	var req, res, str []wasmhostExchange
-	for i, s := range pop.sessions {
-		req = append(req, Request(s))
-		res = append(res, Resume(s, pop.cursors[i]))
+	rep, err := Run(context.Background(), testWasm(t), QuickOptions())
+	if err != nil {
+		t.Fatal(err)
 	}
-	stream := Chunks(SSEStream(256<<10, 1000, 1), ChunkBytes)
-	for _, s := range pop.sessions[:50] {
-		str = append(str, Stream(s, stream))
+	if err := rep.WriteText(os.Stdout); err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		name string
-		xs   []wasmhostExchange
-		base []byte
-	}{{"request", req, w.Passthrough}, {"resume", res, w.Passthrough}, {"sse 256 KiB", str, w.PassthroughCopy}} {
-		g, err := ProfileCallbacks(ctx, w.Guard, GuardConfig, pop.streams, c.xs, 5)
-		if err != nil {
-			t.Fatal(err)
+	f := rep.Figures()
+	for i, v := range f.values() {
+		if v <= 0 && Targets[i].Name != "vm_memory_growth_mib" {
+			t.Errorf("%s = %v", Targets[i].Name, v)
 		}
-		b, err := ProfileCallbacks(ctx, c.base, "", pop.streams, c.xs, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		WriteProfiles(os.Stdout, c.name, g, b)
+	}
+	if len(rep.Profiles) != 3 || rep.Churn.Keys == 0 || rep.Churn.Keys > QuickOptions().ChurnMaxSessions {
+		t.Errorf("profiles %d, churn keys %d", len(rep.Profiles), rep.Churn.Keys)
 	}
 }

@@ -15,10 +15,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	f := r.Figures()
 	p("machine: %s/%s, %d CPUs, %s; ratios are medians of %d A/B-interleaved rounds",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), len(r.Request.Rounds))
-	p("request (POST, session, no cursor): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
-		r.Request.A(), r.Request.B(), f.RequestOverheadRatio, rounds(r.Request.Rounds))
-	p("resume (GET, session, tagged cursor, record found): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
+	p("request (POST, session, no cursor; %d sessions, max_sessions %d): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
+		r.Sessions, DefaultMaxSessions, r.Request.A(), r.Request.B(), f.RequestOverheadRatio, rounds(r.Request.Rounds))
+	p("resume (GET, session, tagged cursor of its last event): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
 		r.Resume.A(), r.Resume.B(), f.ResumeOverheadRatio, rounds(r.Resume.Rounds))
+	if r.FullSessions > 0 {
+		p("with %d sessions for max_sessions %d (more lookups read both candidate slots; evicted sessions have no record): request ratio %.3f (%.0f ns), resume ratio %.3f (%.0f ns)",
+			r.FullSessions, DefaultMaxSessions, r.RequestFull.Ratio(), r.RequestFull.A(), r.ResumeFull.Ratio(), r.ResumeFull.A())
+	}
 	p("SSE (%d KiB streams, %d chunks of 16 KiB, 90%% ~200 B notifications / 10%% ~2 KB results): guard %.0f MB/s, passthrough-copy %.0f MB/s -> ratio %.3f",
 		r.StreamBytes>>10, r.StreamChunks, mbps(r.SSE.A()), mbps(r.SSE.B()), f.SSEThroughputRatio)
 	p("native rewriter as the plugin runs it (last event with an ID classified per chunk) %.0f MB/s, copy() %.0f MB/s -> ratio %.3f; classifying every event %.0f MB/s (ratio %.3f)",
@@ -35,6 +39,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, g := range r.GC {
 		p("GC cycle inside the VM with %d KiB live: %.1f µs (probe %.0f ns/request, passthrough %.0f)",
 			g.LiveKiB, g.NsPerCycle/1e3, g.Pair.A(), g.Pair.B())
+	}
+	for _, ps := range r.Profiles {
+		WriteProfiles(&b, "time per guest callback, "+ps.Name, ps.Guard, ps.Base)
 	}
 	if m := f.Missed(); len(m) > 0 {
 		p("MISSED: %s", strings.Join(m, "; "))

@@ -14,8 +14,13 @@ type Options struct {
 	Requests    int // requests per side and round
 	Streams     int // SSE streams per side and round
 	StreamBytes int // bytes per SSE stream
-	Sessions    int // sessions in the request population and per-session measure
-	GCRequests  int // GC probe requests per side and round
+	Sessions    int // sessions in the request population (default: 10% of max_sessions)
+	// FullSessions is a second request population that fills every slot
+	// of the default max_sessions, so that lookups also miss and read both
+	// candidate slots (reported in the text only).
+	FullSessions   int
+	SharedSessions int // sessions in the shared-data-per-session measure
+	GCRequests     int // GC probe requests per side and round
 
 	GrowthFrom, GrowthTo int // memory growth window, in requests
 
@@ -29,7 +34,8 @@ type Options struct {
 // DefaultOptions are the figures of make bench (issue 5).
 func DefaultOptions() Options {
 	return Options{
-		Rounds: 9, Requests: 20000, Streams: 8, StreamBytes: 1 << 20, Sessions: 10000, GCRequests: 100,
+		Rounds: 9, Requests: 20000, Streams: 8, StreamBytes: 1 << 20, GCRequests: 100,
+		Sessions: 1000, FullSessions: 10000, SharedSessions: 10000,
 		GrowthFrom: 10_000, GrowthTo: 200_000,
 		ChurnSessions: 1_000_000, ChurnMaxSessions: 10_000,
 	}
@@ -38,7 +44,8 @@ func DefaultOptions() Options {
 // QuickOptions are a small run for tests: every figure, little precision.
 func QuickOptions() Options {
 	return Options{
-		Rounds: 3, Requests: 500, Streams: 1, StreamBytes: 128 << 10, Sessions: 200, GCRequests: 20,
+		Rounds: 3, Requests: 500, Streams: 1, StreamBytes: 128 << 10, GCRequests: 20,
+		Sessions: 200, FullSessions: 1000, SharedSessions: 200,
 		GrowthFrom: 1000, GrowthTo: 3000,
 		ChurnSessions: 5000, ChurnMaxSessions: 500,
 	}
@@ -53,6 +60,8 @@ func (o Options) progress(format string, args ...any) {
 // Report holds every figure of a run.
 type Report struct {
 	Request, Resume, SSE, Rewriter Pair
+	Sessions, FullSessions         int
+	RequestFull, ResumeFull        Pair // with FullSessions sessions
 	RewriterFull                   Pair // the rewriter classifying every event
 	StreamBytes, StreamChunks      int
 
@@ -68,6 +77,7 @@ type Report struct {
 	WasmBytes, PassthroughWasmBytes int
 	FirstStart, VMStart             time.Duration
 	GC                              []GCCost
+	Profiles                        []ProfileSet
 
 	Elapsed time.Duration
 }
@@ -77,7 +87,7 @@ func Run(ctx context.Context, w *Wasm, o Options) (*Report, error) {
 	start := time.Now()
 	rep := &Report{}
 	for _, step := range []func(context.Context, *Wasm, Options, *Report) error{
-		startup, overheads, gcCost, growth, perSession, churn,
+		startup, overheads, profiles, gcCost, growth, perSession, churn,
 	} {
 		if err := step(ctx, w, o, rep); err != nil {
 			return rep, err

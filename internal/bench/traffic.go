@@ -25,6 +25,9 @@ const GuardConfig = `{"routes":[
  {"path_prefix":"/sse","transport":"sse"},
  {"path_prefix":"/messages","transport":"sse"}]}`
 
+// DefaultMaxSessions is max_sessions in GuardConfig (the plugin's default).
+const DefaultMaxSessions = 10000
+
 // GuardConfigWith returns GuardConfig with max_sessions set.
 func GuardConfigWith(maxSessions int) string {
 	return strings.TrimSuffix(GuardConfig, "}") + `,"max_sessions":` + strconv.Itoa(maxSessions) + `}`
