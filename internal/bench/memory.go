@@ -172,3 +172,44 @@ func churn(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	rep.ChurnConflicts, _ = h.Metric("mcp_resume_guard_cas_conflicts_total")
 	return nil
 }
+
+// gcSurvival proves garbage collection cycles in the guard itself, under
+// the WASI of Envoy 1.33–1.38 (the host's default: poll_oneoff answers
+// ENOSYS): requests that each make the guest allocate a header map of
+// o.SurvivalPadBytes, until the bytes allocated exceed the VM's linear memory
+// o.SurvivalCycles times. Memory never holds more than its size, so at least
+// that many cycles completed; none may trap.
+func gcSurvival(ctx context.Context, w *Wasm, o Options, rep *Report) error {
+	if o.SurvivalCycles == 0 {
+		return nil
+	}
+	h, err := newHost(ctx, w.Guard, GuardConfig, 1)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	r := &runner{h: h}
+	x := Request(Session(1))
+	x.Request = append(x.Request, wasmhost.Header{Key: "x-pad", Value: strings.Repeat("x", o.SurvivalPadBytes)})
+	o.progress("GC survival: %d KiB header maps until %d cycles are proven", o.SurvivalPadBytes>>10, o.SurvivalCycles)
+	var allocated, mem int64
+	for n := 1; ; n++ {
+		if err := r.run(&x); err != nil {
+			return fmt.Errorf("bench: GC survival, request %d: %w", n, err)
+		}
+		allocated += int64(o.SurvivalPadBytes)
+		if n%256 == 0 {
+			mem = int64(h.Stats().VMMemoryBytes[0])
+			if allocated/mem >= int64(o.SurvivalCycles) {
+				rep.SurvivalRequests = n
+				break
+			}
+		}
+	}
+	st := h.Stats()
+	if st.Traps != 0 {
+		return fmt.Errorf("bench: GC survival: %d traps", st.Traps)
+	}
+	rep.SurvivalAllocated, rep.SurvivalMemory = allocated, mem
+	return nil
+}

@@ -40,6 +40,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("GC cycle inside the VM with %d KiB live: %.1f µs (probe %.0f ns/request, passthrough %.0f)",
 			g.LiveKiB, g.NsPerCycle/1e3, g.Pair.A(), g.Pair.B())
 	}
+	if r.SurvivalRequests > 0 {
+		p("GC survival under Envoy 1.33–1.38 WASI (poll_oneoff = ENOSYS): %d requests made the guard allocate %d MiB in a %.1f MiB linear memory -> at least %d GC cycles, no trap",
+			r.SurvivalRequests, r.SurvivalAllocated>>20, mib(r.SurvivalMemory), r.SurvivalAllocated/max(r.SurvivalMemory, 1))
+	}
 	for _, ps := range r.Profiles {
 		WriteProfiles(&b, "time per guest callback, "+ps.Name, ps.Guard, ps.Base)
 	}

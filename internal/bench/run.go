@@ -27,6 +27,9 @@ type Options struct {
 	ChurnSessions    int // sessions through the churn measure
 	ChurnMaxSessions int // max_sessions during churn
 
+	SurvivalCycles   int // GC cycles the survival run must prove (0: skip)
+	SurvivalPadBytes int // header bytes the guest copies per survival request
+
 	// Progress receives one line per step (nil: silent).
 	Progress io.Writer
 }
@@ -38,6 +41,7 @@ func DefaultOptions() Options {
 		Sessions: 1000, FullSessions: 10000, SharedSessions: 10000,
 		GrowthFrom: 10_000, GrowthTo: 200_000,
 		ChurnSessions: 1_000_000, ChurnMaxSessions: 10_000,
+		SurvivalCycles: 1000, SurvivalPadBytes: 256 << 10,
 	}
 }
 
@@ -48,6 +52,7 @@ func QuickOptions() Options {
 		Sessions: 200, FullSessions: 1000, SharedSessions: 200,
 		GrowthFrom: 1000, GrowthTo: 3000,
 		ChurnSessions: 5000, ChurnMaxSessions: 500,
+		SurvivalCycles: 20, SurvivalPadBytes: 256 << 10,
 	}
 }
 
@@ -77,7 +82,10 @@ type Report struct {
 	WasmBytes, PassthroughWasmBytes int
 	FirstStart, VMStart             time.Duration
 	GC                              []GCCost
-	Profiles                        []ProfileSet
+
+	SurvivalRequests                  int
+	SurvivalAllocated, SurvivalMemory int64
+	Profiles                          []ProfileSet
 
 	Elapsed time.Duration
 }
@@ -87,7 +95,7 @@ func Run(ctx context.Context, w *Wasm, o Options) (*Report, error) {
 	start := time.Now()
 	rep := &Report{}
 	for _, step := range []func(context.Context, *Wasm, Options, *Report) error{
-		startup, overheads, profiles, gcCost, growth, perSession, churn,
+		startup, overheads, profiles, gcCost, gcSurvival, growth, perSession, churn,
 	} {
 		if err := step(ctx, w, o, rep); err != nil {
 			return rep, err
