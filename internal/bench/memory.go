@@ -170,6 +170,24 @@ func churn(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	rep.Churn = u
 	rep.ChurnSessions, rep.ChurnMaxSessions = o.ChurnSessions, o.ChurnMaxSessions
 	rep.ChurnConflicts, _ = h.Metric("mcp_resume_guard_cas_conflicts_total")
+
+	// The first session was evicted long ago: no slot holds it, and its
+	// cursor must be judged "unknown" and forwarded without its tag, like one
+	// the guard never saw.
+	for k, v := range h.SharedData() {
+		if rec, ok, err := cursor.Decode(v); err == nil && ok && rec.SessionID == Session(0) {
+			return fmt.Errorf("bench: churn: slot %s still holds the first session", k)
+		}
+	}
+	res, err := h.Simulate(Resume(Session(0), "http:e-12"))
+	if err != nil {
+		return err
+	}
+	if res.Local != nil || res.Request.Value("last-event-id") != "e-12" {
+		return fmt.Errorf("bench: churn: the evicted first session's cursor got local reply %v, forwarded %q; want forwarded e-12",
+			res.Local, res.Request.Value("last-event-id"))
+	}
+	rep.ChurnEvictedUnknown = true
 	return nil
 }
 

@@ -31,8 +31,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		mib(r.MemoryAtFrom), r.GrowthFrom, mib(r.MemoryAtTo), r.GrowthTo, f.VMMemoryGrowthMiB)
 	p("shared data: %d live sessions (4 streams each) in %d keys, %d bytes -> %.1f B/session",
 		r.PerSession.Live, r.PerSession.Keys, r.PerSession.Bytes, f.SharedBytesPerSession)
-	p("churn: %d sessions with max_sessions=%d -> %d keys, %d live, %.2f MiB (%d CAS conflicts)",
-		r.ChurnSessions, r.ChurnMaxSessions, r.Churn.Keys, r.Churn.Live, f.SharedMiBAfterChurn, r.ChurnConflicts)
+	evicted := "not checked"
+	if r.ChurnEvictedUnknown {
+		evicted = "forwarded untagged as unknown"
+	}
+	p("churn: %d sessions with max_sessions=%d -> %d keys, %d live, %.2f MiB (%d CAS conflicts); the evicted first session's cursor: %s",
+		r.ChurnSessions, r.ChurnMaxSessions, r.Churn.Keys, r.Churn.Live, f.SharedMiBAfterChurn, r.ChurnConflicts, evicted)
 	p("wasm: guard %d bytes (%.2f MiB), passthrough %d bytes", r.WasmBytes, mib(int64(r.WasmBytes)), r.PassthroughWasmBytes)
 	p("start-up: first host (compile + VM) %s; VM start (_initialize, root context, vm_start, configure) %s",
 		r.FirstStart.Round(1e5), r.VMStart.Round(1e4))

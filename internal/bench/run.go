@@ -78,6 +78,7 @@ type Report struct {
 	Churn                           SharedUsage
 	ChurnSessions, ChurnMaxSessions int
 	ChurnConflicts                  int64
+	ChurnEvictedUnknown             bool // an evicted session's cursor was forwarded as unknown
 
 	WasmBytes, PassthroughWasmBytes int
 	FirstStart, VMStart             time.Duration
