@@ -3,7 +3,10 @@
 // host (internal/wasmhost): the per-request and per-resume overhead against a
 // do-nothing plugin, SSE throughput against a plugin that only copies each
 // body chunk out and back, the native SSE rewriter against copy(), guest
-// memory growth, and shared-data size per session and after session churn.
+// memory growth, shared-data size per session and after session churn, and
+// also the .wasm size, VM start-up, the cost of a GC cycle inside a VM (a
+// probe plugin), GC survival of the guard under Envoy 1.33–1.38's WASI, and
+// the guest time per callback.
 //
 // Ratios are medians of several rounds in which the two plugins run
 // alternately (A/B interleaved), so that a noisy machine slows both sides of
