@@ -25,6 +25,19 @@ e2e: build
 demo: build
 	$(GO) run ./cmd/demo -wasm $(WASM)
 
+## bench: the plugin side by side with its baselines in the embedded host (about 2 minutes); ends with the seven BENCH lines
+bench: build
+	$(GO) run ./internal/tools/bench -dir $(BUILD)
+
+## fuzz: every fuzz target of the module (go test -list), each for FUZZTIME (default 30s)
+fuzz:
+	@mkdir -p $(BUILD)
+	@$(GO) test -list '^Fuzz' ./... | awk '/^Fuzz/ { f[n++] = $$1 } /^ok/ { for (i = 0; i < n; i++) print $$2, f[i]; n = 0 }' > $(BUILD)/fuzz-targets.txt
+	@while read -r pkg target; do \
+		echo "fuzz: $$pkg $$target for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
+	done < $(BUILD)/fuzz-targets.txt
+
 ## oci: the plugin as an OCI image layout for Istio / Envoy Gateway (build/mcp-resume-guard-oci.tar)
 oci: build
 	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar

@@ -408,10 +408,10 @@ func FuzzDecide(f *testing.F) {
 			}
 		}
 		switch {
-		case tomb:
-			want(ReasonTombstoned)
 		case cursor == "":
 			want(ReasonNoCursor)
+		case tomb:
+			want(ReasonTombstoned)
 		case ct == TransportNone:
 			want(ReasonUntagged)
 		case ct != rt:
