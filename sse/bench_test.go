@@ -55,3 +55,23 @@ func BenchmarkClassify(b *testing.B) {
 		Classify(nil, notif, false)
 	}
 }
+
+// BenchmarkRewriteLastIDOnly measures the rewriter in the mode the plugin
+// runs it in: only the last event with an ID of each call is classified.
+func BenchmarkRewriteLastIDOnly(b *testing.B) {
+	r := NewRewriter(cursor.TransportSSE, 0)
+	r.ClassifyLastIDOnly(true)
+	dst := make([]byte, 0, 32<<10)
+	pass := func() {
+		r.Reset(cursor.TransportSSE, 0)
+		for _, c := range benchStream {
+			dst, _ = r.Rewrite(dst[:0], c, false)
+		}
+	}
+	pass()
+	b.SetBytes(streamBytes(benchStream))
+	b.ReportAllocs()
+	for b.Loop() {
+		pass()
+	}
+}

@@ -35,27 +35,54 @@ type Event struct {
 // carried an id or data, and the per-event state is cleared either way.
 func (r *Rewriter) dispatch() {
 	if r.hasID || r.hasData {
-		data, truncated := r.data, r.dataTrunc
-		if truncated {
-			data = data[:DataPrefixBytes]
-		} else if len(data) > 0 {
-			data = data[:len(data)-1] // the '\n' after the last line
+		ev := Event{HasID: r.hasID, Truncated: r.dataTrunc}
+		if r.dataInChunk {
+			data := r.chunk[r.dataLo:r.dataHi]
+			if len(data) > DataPrefixBytes {
+				data, ev.Truncated = data[:DataPrefixBytes], true
+			}
+			ev.Data = span(data)
+		} else {
+			data := r.data
+			if ev.Truncated {
+				data = data[:DataPrefixBytes]
+			} else if len(data) > 0 {
+				data = data[:len(data)-1] // the '\n' after the last line
+			}
+			ev.Data = r.keep(data)
 		}
-		ev := Event{HasID: r.hasID, Truncated: truncated}
+		ev.ID = r.valueBytes(&r.id)
+		ev.Type = r.valueBytes(&r.evType)
 		if !r.lastIDOnly {
-			ev.Kind = kindOf(r.hasID, r.evType, data, truncated)
+			ev.Kind = kindOf(ev.HasID, ev.Type, ev.Data, ev.Truncated)
 		}
-		ev.ID = r.keep(r.id)
-		ev.Type = r.keep(r.evType)
-		ev.Data = r.keep(data)
 		r.events = append(r.events, ev)
 	}
-	r.id = r.id[:0]
+	r.id.clear()
 	r.hasID = false
-	r.evType = r.evType[:0]
+	r.evType.clear()
 	r.data = r.data[:0]
+	r.dataInChunk = false
 	r.hasData = false
 	r.dataTrunc = false
+}
+
+// valueBytes returns v for an Event: its span of the chunk, or a copy of
+// its buffer in the arena.
+func (r *Rewriter) valueBytes(v *value) []byte {
+	if v.inChunk {
+		return span(r.chunk[v.lo:v.hi])
+	}
+	return r.keep(v.buf)
+}
+
+// span returns b capped so that an append by the caller cannot write into
+// the chunk, or nil when b is empty.
+func span(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b[:len(b):len(b)]
 }
 
 // keep copies b into the per-call arena and returns the copy, capped so that

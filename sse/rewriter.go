@@ -71,13 +71,22 @@ type Rewriter struct {
 	hold    []byte
 	idValue int
 
-	// The event being built, cleared at dispatch.
-	id        []byte // value of the last valid non-empty id field
+	// The event being built, cleared at dispatch. A value set by a line
+	// that lies whole in the current chunk is a span of it (no copy) until
+	// the call returns; see value.
+	id        value // value of the last valid non-empty id field
 	hasID     bool
-	evType    []byte
+	evType    value
 	data      []byte // data buffer (lines joined, each followed by '\n'), at most DataPrefixBytes+1 bytes
 	hasData   bool
 	dataTrunc bool // data holds only a prefix of the data buffer
+	// dataInChunk: the data buffer is chunk[dataLo:dataHi] followed by
+	// '\n' (one data line, whole in the current chunk), not data.
+	dataInChunk    bool
+	dataLo, dataHi int
+
+	// chunk is the chunk of the current Rewrite call, nil between calls.
+	chunk []byte
 
 	// lastIDOnly: classify only the last event with an ID of each call.
 	lastIDOnly bool
@@ -94,8 +103,8 @@ type Rewriter struct {
 func NewRewriter(t cursor.Transport, maxLineBytes int) *Rewriter {
 	r := &Rewriter{
 		hold:   make([]byte, 0, 64),
-		id:     make([]byte, 0, 64),
-		evType: make([]byte, 0, 32),
+		id:     value{buf: make([]byte, 0, 64)},
+		evType: value{buf: make([]byte, 0, 32)},
 		data:   make([]byte, 0, DataPrefixBytes+1),
 	}
 	r.Reset(t, maxLineBytes)
@@ -112,8 +121,8 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 		max:        maxLineBytes,
 		lastIDOnly: r.lastIDOnly,
 		hold:       r.hold[:0],
-		id:         r.id[:0],
-		evType:     r.evType[:0],
+		id:         value{buf: r.id.buf[:0]},
+		evType:     value{buf: r.evType.buf[:0]},
 		data:       r.data[:0],
 		events:     r.events[:0],
 		arena:      r.arena[:0],
@@ -159,6 +168,7 @@ func (r *Rewriter) Rewrite(dst, chunk []byte, eos bool) (out []byte, changed boo
 	}
 	start := len(dst)
 	out = dst
+	r.chunk = chunk
 	edited := len(r.hold) > 0 // bytes held by an earlier call come out now or later
 	fwd := 0                  // chunk[fwd:p] is seen and passes unchanged, not yet appended
 	crAt := -1                // next '\r' at or after p (len(chunk): none); -1: not searched
@@ -192,18 +202,59 @@ scan:
 					continue
 				}
 			}
-			// Fast path: the usual field names, whole in this chunk.
+			// Fast path: the usual field names; a line whole in this
+			// chunk is handled at once, with one search for its end.
 			switch rest := chunk[p:]; {
 			case c == 'd' && len(rest) >= 5 && string(rest[:5]) == "data:":
+				if e := nextEOL(chunk, p+5, &crAt); e >= 0 {
+					r.dataLine(valueStart(chunk, p+5, e), e)
+					p = r.endLine(chunk[e], e)
+					continue
+				}
 				r.field, r.ph = fieldData, phValueStart
 				p += 5
 				continue
 			case c == 'e' && len(rest) >= 6 && string(rest[:6]) == "event:":
+				if e := nextEOL(chunk, p+6, &crAt); e >= 0 {
+					vs := valueStart(chunk, p+6, e)
+					if e-vs > r.max {
+						out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
+						break scan
+					}
+					r.evType.setSpan(vs, e) // the last event field wins
+					p = r.endLine(chunk[e], e)
+					continue
+				}
 				r.field, r.ph = fieldEvent, phValueStart
 				r.startValue()
 				p += 6
 				continue
 			case c == 'i' && len(rest) >= 3 && string(rest[:3]) == "id:":
+				if e := nextEOL(chunk, p+3, &crAt); e >= 0 {
+					vs := valueStart(chunk, p+3, e)
+					v := chunk[vs:e]
+					switch {
+					case len(v) > r.max:
+						out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
+						break scan
+					case len(v) == 0: // resets the last event ID
+						r.id.clear()
+						r.hasID = false
+					case bytes.IndexByte(v, 0) >= 0: // SSE ignores the field
+					default:
+						if r.prefix != "" {
+							out = append(out, chunk[fwd:vs]...)
+							out = append(out, r.prefix...)
+							fwd = vs
+							edited = true
+							r.tagged++
+						}
+						r.id.setSpan(vs, e)
+						r.hasID = true
+					}
+					p = r.endLine(chunk[e], e)
+					continue
+				}
 				out = append(out, chunk[fwd:p]...)
 				r.hold = append(r.hold[:0], "id:"...)
 				edited = true
@@ -290,11 +341,11 @@ scan:
 			case fieldData:
 				r.appendData(seg)
 			case fieldEvent:
-				if len(r.evType)+len(seg) > r.max {
+				if len(r.evType.buf)+len(seg) > r.max {
 					out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
 					break scan
 				}
-				r.evType = append(r.evType, seg...)
+				r.evType.buf = append(r.evType.buf, seg...)
 			case fieldID:
 				if len(r.hold)-r.idValue+len(seg) > r.max {
 					out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
@@ -323,6 +374,11 @@ scan:
 	if r.lastIDOnly {
 		r.classifyLastID()
 	}
+	// The event being built may go on in the next chunk.
+	r.id.detach(chunk)
+	r.evType.detach(chunk)
+	r.detachData()
+	r.chunk = nil
 	if eos && len(r.hold) > 0 {
 		// An unterminated last line is discarded by SSE: it passes as is.
 		out = append(out, r.hold...)
@@ -388,7 +444,7 @@ func (r *Rewriter) endLine(c byte, e int) int {
 func (r *Rewriter) startValue() {
 	switch r.field {
 	case fieldEvent:
-		r.evType = r.evType[:0] // the last event field wins
+		r.evType.clear() // the last event field wins
 	case fieldID:
 		r.idValue = len(r.hold)
 	}
@@ -405,7 +461,7 @@ func (r *Rewriter) endValue(out []byte) []byte {
 		v := r.hold[r.idValue:]
 		switch {
 		case len(v) == 0: // "id", "id:", "id: " reset the last event ID
-			r.id = r.id[:0]
+			r.id.clear()
 			r.hasID = false
 			out = append(out, r.hold...)
 		case bytes.IndexByte(v, 0) >= 0: // SSE ignores the field
@@ -414,7 +470,8 @@ func (r *Rewriter) endValue(out []byte) []byte {
 			out = append(out, r.hold[:r.idValue]...)
 			out = append(out, r.prefix...)
 			out = append(out, v...)
-			r.id = append(r.id[:0], v...)
+			r.id.clear()
+			r.id.buf = append(r.id.buf, v...)
 			r.hasID = true
 			if r.prefix != "" {
 				r.tagged++
@@ -431,11 +488,46 @@ var newline = []byte{'\n'}
 // DataPrefixBytes+1 bytes of it (the +1 is the '\n' that SSE strips from
 // the end, so that a data of exactly DataPrefixBytes is not truncated).
 func (r *Rewriter) appendData(b []byte) {
+	if r.dataInChunk {
+		r.detachData()
+	}
 	if room := DataPrefixBytes + 1 - len(r.data); len(b) > room {
 		b = b[:room]
 		r.dataTrunc = true
 	}
 	r.data = append(r.data, b...)
+}
+
+// valueStart returns where the value of a field whose colon ends at p
+// starts, in a line that ends at e: SSE drops one space after the colon.
+func valueStart(chunk []byte, p, e int) int {
+	if p < e && chunk[p] == ' ' {
+		return p + 1
+	}
+	return p
+}
+
+// dataLine processes a data line whose value is chunk[lo:hi], whole in the
+// current chunk. The first data line of an event stays a span of the chunk.
+func (r *Rewriter) dataLine(lo, hi int) {
+	if !r.hasData {
+		r.dataInChunk, r.dataLo, r.dataHi = true, lo, hi
+	} else {
+		r.appendData(r.chunk[lo:hi])
+		r.appendData(newline)
+	}
+	r.hasData = true
+}
+
+// detachData copies a data buffer that is a span of the current chunk into
+// data, so that it outlives the call or can be appended to.
+func (r *Rewriter) detachData() {
+	if r.dataInChunk {
+		r.dataInChunk = false
+		r.data = r.data[:0]
+		r.appendData(r.chunk[r.dataLo:r.dataHi])
+		r.appendData(newline)
+	}
 }
 
 // overflow gives up on the stream: what is held and the rest of the chunk
