@@ -11,7 +11,10 @@ const DataPrefixBytes = 512
 
 // Event is an SSE event the rewriter dispatched: one that carried an id
 // field, a data field, or both. Its byte slices are only valid until the
-// next Rewrite call.
+// next Rewrite call, and only while the chunk given to the call that
+// dispatched it is left unchanged: a value that lies whole in that chunk is
+// reported as a span of it, not copied. Each slice is capped at its length,
+// so appending to it never writes into the chunk or into another event.
 type Event struct {
 	// ID is the upstream's original (untagged) id value, when HasID.
 	ID []byte
@@ -35,7 +38,11 @@ type Event struct {
 // carried an id or data, and the per-event state is cleared either way.
 func (r *Rewriter) dispatch() {
 	if r.hasID || r.hasData {
-		ev := Event{HasID: r.hasID, Truncated: r.dataTrunc}
+		// The event is filled in place: copying one built on the stack
+		// costs more than all the rest of dispatch.
+		r.events = append(r.events, Event{})
+		ev := &r.events[len(r.events)-1]
+		ev.HasID, ev.Truncated = r.hasID, r.dataTrunc
 		if r.dataInChunk {
 			data := r.chunk[r.dataLo:r.dataHi]
 			if len(data) > DataPrefixBytes {
@@ -56,7 +63,6 @@ func (r *Rewriter) dispatch() {
 		if !r.lastIDOnly {
 			ev.Kind = kindOf(ev.HasID, ev.Type, ev.Data, ev.Truncated)
 		}
-		r.events = append(r.events, ev)
 	}
 	r.id.clear()
 	r.hasID = false

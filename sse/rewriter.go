@@ -130,7 +130,8 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 }
 
 // Events returns the events dispatched during the last Rewrite call, in
-// order. The slice and the bytes it refers to are reused by the next call.
+// order. The slice and the bytes it refers to are reused by the next call;
+// they may refer to that call's chunk (see Event).
 func (r *Rewriter) Events() []Event { return r.events }
 
 // ClassifyLastIDOnly sets whether Rewrite classifies only the last event
