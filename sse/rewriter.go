@@ -414,26 +414,6 @@ func (r *Rewriter) releaseEvents() {
 	r.arena = r.arena[:0]
 }
 
-// nextEOL returns the index of the first '\n' or '\r' in b at or after p, or
-// -1. *crAt caches the position of the next '\r' (len(b) when there is none)
-// so that a stream without '\r' is searched for it once per chunk.
-func nextEOL(b []byte, p int, crAt *int) int {
-	if *crAt < p {
-		if i := bytes.IndexByte(b[p:], '\r'); i >= 0 {
-			*crAt = p + i
-		} else {
-			*crAt = len(b)
-		}
-	}
-	if i := bytes.IndexByte(b[p:*crAt], '\n'); i >= 0 {
-		return p + i
-	}
-	if *crAt < len(b) {
-		return *crAt
-	}
-	return -1
-}
-
 // endLine steps over the line ending c at e and returns the next position.
 func (r *Rewriter) endLine(c byte, e int) int {
 	r.afterCR = c == '\r'
