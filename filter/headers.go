@@ -34,30 +34,6 @@ func readRequestHeaders() (r requestHeaders) {
 	return r
 }
 
-// responseHeaders are the response headers the filter reads.
-type responseHeaders struct {
-	status, session, contentType, contentEncoding string
-}
-
-// readResponseHeaders is readRequestHeaders for the response header map.
-func readResponseHeaders() (r responseHeaders) {
-	pairs, _ := proxywasm.GetHttpResponseHeaders()
-	var seen uint8
-	for _, kv := range pairs {
-		switch kv[0] {
-		case ":status":
-			pick(&r.status, kv[1], &seen, 1)
-		case "mcp-session-id":
-			pick(&r.session, kv[1], &seen, 2)
-		case "content-type":
-			pick(&r.contentType, kv[1], &seen, 4)
-		case "content-encoding":
-			pick(&r.contentEncoding, kv[1], &seen, 8)
-		}
-	}
-	return r
-}
-
 // pick stores v in dst unless the header (bit in seen) was already found.
 func pick(dst *string, v string, seen *uint8, bit uint8) {
 	if *seen&bit == 0 {

@@ -228,37 +228,32 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 		return action
 	}
 	p := h.plugin
-	if !h.isDelete {
-		// Only a DELETE or an event stream needs anything more: one
-		// single-value read settles the common JSON answer (about half
-		// the cost of reading the whole map).
-		if ct, _ := proxywasm.GetHttpResponseHeader("content-type"); !isEventStream(ct) {
-			return action
-		}
-	}
-	resp := readResponseHeaders()
-	status := resp.status
-	if len(status) != 3 || status[0] != '2' {
-		return action
-	}
+	// Single-value reads, not the whole map: under a Wasm runtime every
+	// host call that returns data costs a round trip into the guest's
+	// allocator, while a header that is absent costs almost nothing.
 	if h.isDelete {
-		if h.session != "" {
+		status, _ := proxywasm.GetHttpResponseHeader(":status")
+		if h.session != "" && len(status) == 3 && status[0] == '2' {
 			if err := p.store.Delete(h.session, p.now()); err != nil {
 				p.metrics.failOpen.inc()
 			}
 		}
 		return action
 	}
+	if ct, _ := proxywasm.GetHttpResponseHeader("content-type"); !isEventStream(ct) {
+		return action
+	}
+	if status, _ := proxywasm.GetHttpResponseHeader(":status"); status != "200" {
+		// Only a real stream carries events to tag: not a 304, nor an
+		// error another filter answered with an event-stream type.
+		return action
+	}
 	if h.session == "" {
-		h.session = resp.session
+		// An initialize answered as a stream: its session comes back in
+		// the response.
+		h.session, _ = proxywasm.GetHttpResponseHeader("mcp-session-id")
 	}
-	if status != "200" {
-		return action
-	}
-	if !isEventStream(resp.contentType) {
-		return action
-	}
-	if ce := resp.contentEncoding; ce != "" && !strings.EqualFold(ce, "identity") {
+	if ce, _ := proxywasm.GetHttpResponseHeader("content-encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// Compressed SSE cannot be rewritten without decoding it; pass it
 		// through untouched (its IDs stay untagged) and count it.
 		p.metrics.sseEncodedPassthrough.inc()
