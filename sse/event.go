@@ -38,11 +38,18 @@ type Event struct {
 // carried an id or data, and the per-event state is cleared either way.
 func (r *Rewriter) dispatch() {
 	if r.hasID || r.hasData {
-		// The event is filled in place: copying one built on the stack
-		// costs more than all the rest of dispatch.
-		r.events = append(r.events, Event{})
-		ev := &r.events[len(r.events)-1]
-		ev.HasID, ev.Truncated = r.hasID, r.dataTrunc
+		// The event is filled in place, every field of it, in a slot
+		// that may hold an event of the previous call: copying one built
+		// on the stack costs a store-forwarding stall, and zeroing the
+		// slot first costs write barriers while a GC cycle runs.
+		n := len(r.events)
+		if n < cap(r.events) {
+			r.events = r.events[:n+1]
+		} else {
+			r.events = append(r.events, Event{})
+		}
+		ev := &r.events[n]
+		ev.HasID, ev.Truncated, ev.Kind = r.hasID, r.dataTrunc, cursor.KindOther
 		if r.dataInChunk {
 			data := r.chunk[r.dataLo:r.dataHi]
 			if len(data) > DataPrefixBytes {

@@ -145,3 +145,32 @@ func TestEventSlicesCapped(t *testing.T) {
 		t.Fatalf("events %s", dumpEvents(evs))
 	}
 }
+
+// TestNoStaleEvents checks that event slots a call leaves over, and all of
+// them after Reset, no longer refer to an earlier chunk, which the
+// Rewriter must not keep alive.
+func TestNoStaleEvents(t *testing.T) {
+	r := NewRewriter(cursor.TransportSSE, 0)
+	r.ClassifyLastIDOnly(true)
+	r.Rewrite(nil, []byte("id: a\ndata: 1\n\nid: b\ndata: 2\n\nid: c\ndata: 3\n\n"), false)
+	if len(r.Events()) != 3 {
+		t.Fatalf("events %s", dumpEvents(r.Events()))
+	}
+	checkZero := func(when string, evs []Event) {
+		t.Helper()
+		for i, e := range evs {
+			if e.ID != nil || e.Type != nil || e.Data != nil {
+				t.Fatalf("%s: slot %d still holds %s", when, i, dumpEvents([]Event{e}))
+			}
+		}
+	}
+	r.Rewrite(nil, []byte("id: d\ndata: 4\n\n"), false)
+	evs := r.Events()
+	if len(evs) != 1 || string(evs[0].ID) != "d" || string(evs[0].Data) != "4" {
+		t.Fatalf("events %s", dumpEvents(evs))
+	}
+	checkZero("after a call with fewer events", evs[1:cap(evs)])
+	r.Rewrite(nil, []byte("id: e\ndata: 5\n\n"), false)
+	r.Reset(cursor.TransportSSE, 0)
+	checkZero("after Reset", r.events[:cap(r.events)])
+}

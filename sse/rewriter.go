@@ -93,6 +93,7 @@ type Rewriter struct {
 
 	// Per Rewrite call.
 	events []Event
+	stale  int    // events[len(events):stale] may still refer to an earlier chunk
 	arena  []byte // backs the events' ID, Type and Data
 	tagged int
 }
@@ -116,6 +117,7 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 	if maxLineBytes <= 0 {
 		maxLineBytes = DefaultMaxLineBytes
 	}
+	clear(r.events) // they may point into the last stream's chunk
 	*r = Rewriter{
 		prefix:     t.Prefix(),
 		max:        maxLineBytes,
@@ -163,6 +165,7 @@ func (r *Rewriter) Tagged() int { return r.tagged }
 // that carry them leave.
 func (r *Rewriter) Rewrite(dst, chunk []byte, eos bool) (out []byte, changed bool) {
 	r.releaseEvents()
+	defer r.clearStale()
 	r.tagged = 0
 	if r.ph == phOverflow {
 		return append(dst, chunk...), false
@@ -402,16 +405,28 @@ const (
 )
 
 // releaseEvents empties the previous call's events, dropping storage that
-// grew past the bounds above.
+// grew past the bounds above. Their slots are reused in place by dispatch;
+// clearStale zeroes those the new call leaves over.
 func (r *Rewriter) releaseEvents() {
+	r.stale = len(r.events)
 	if cap(r.events) > keepEvents {
-		r.events = nil
+		r.events, r.stale = nil, 0
 	}
 	if cap(r.arena) > keepArenaBytes {
 		r.arena = nil
 	}
 	r.events = r.events[:0]
 	r.arena = r.arena[:0]
+}
+
+// clearStale zeroes the slots past this call's events that still hold an
+// earlier call's events, whose slices may point into the caller's earlier
+// chunks: the Rewriter must not keep those alive.
+func (r *Rewriter) clearStale() {
+	if n := len(r.events); r.stale > n {
+		clear(r.events[n:r.stale])
+	}
+	r.stale = 0
 }
 
 // endLine steps over the line ending c at e and returns the next position.

@@ -14,7 +14,10 @@ type value struct {
 func (v *value) setSpan(lo, hi int) { v.lo, v.hi, v.inChunk = lo, hi, true }
 
 // clear empties the value.
-func (v *value) clear() { v.buf, v.inChunk = v.buf[:0], false }
+func (v *value) clear() {
+	v.buf = v.buf[:0] // a length change only, no pointer store
+	v.inChunk = false
+}
 
 // detach copies a span of chunk into buf, so that the value outlives the
 // call.
