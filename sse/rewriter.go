@@ -199,96 +199,112 @@ scan:
 			}
 
 		case phLineStart:
-			if r.afterCR {
-				r.afterCR = false
-				if c == '\n' {
-					p++
-					continue
-				}
-			}
-			// Fast path: the usual field names; a line whole in this
-			// chunk is handled at once, with one search for its end.
-			switch rest := chunk[p:]; {
-			case c == 'd' && len(rest) >= 5 && string(rest[:5]) == "data:":
-				if e := nextEOL(chunk, p+5, &crAt); e >= 0 {
-					r.dataLine(valueStart(chunk, p+5, e), e)
-					p = r.endLine(chunk[e], e)
-					continue
-				}
-				r.field, r.ph = fieldData, phValueStart
-				p += 5
-				continue
-			case c == 'e' && len(rest) >= 6 && string(rest[:6]) == "event:":
-				if e := nextEOL(chunk, p+6, &crAt); e >= 0 {
-					vs := valueStart(chunk, p+6, e)
-					if e-vs > r.max {
-						out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
-						break scan
+			// Lines whole in the chunk are handled here, one after the
+			// other; a line that goes on in the next chunk, or starts
+			// with "i", "d" or "e" without being an id, data or event
+			// field, goes through the byte-wise phases.
+		lines:
+			for p < len(chunk) {
+				c := chunk[p]
+				if r.afterCR {
+					r.afterCR = false
+					if c == '\n' {
+						p++
+						continue lines
 					}
-					r.evType.setSpan(vs, e) // the last event field wins
-					p = r.endLine(chunk[e], e)
-					continue
 				}
-				r.field, r.ph = fieldEvent, phValueStart
-				r.startValue()
-				p += 6
-				continue
-			case c == 'i' && len(rest) >= 3 && string(rest[:3]) == "id:":
-				if e := nextEOL(chunk, p+3, &crAt); e >= 0 {
-					vs := valueStart(chunk, p+3, e)
-					v := chunk[vs:e]
-					switch {
-					case len(v) > r.max:
-						out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
-						break scan
-					case len(v) == 0: // resets the last event ID
-						r.id.clear()
-						r.hasID = false
-					case hasNUL(v): // SSE ignores the field
-					default:
-						if r.prefix != "" {
-							out = append(out, chunk[fwd:vs]...)
-							out = appendShort(out, r.prefix)
-							fwd = vs
-							edited = true
-							r.tagged++
+				// Fast path: the usual field names; a line whole in this
+				// chunk is handled at once, with one search for its end.
+				switch rest := chunk[p:]; {
+				case c == 'd' && len(rest) >= 5 && string(rest[:5]) == "data:":
+					if e := nextEOL(chunk, p+5, &crAt); e >= 0 {
+						r.dataLine(valueStart(chunk, p+5, e), e)
+						p = r.endLine(chunk[e], e)
+						continue
+					}
+					r.field, r.ph = fieldData, phValueStart
+					p += 5
+					continue scan
+				case c == 'e' && len(rest) >= 6 && string(rest[:6]) == "event:":
+					if e := nextEOL(chunk, p+6, &crAt); e >= 0 {
+						vs := valueStart(chunk, p+6, e)
+						if e-vs > r.max {
+							out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
+							break scan
 						}
-						r.id.setSpan(vs, e)
-						r.hasID = true
+						r.evType.setSpan(vs, e) // the last event field wins
+						p = r.endLine(chunk[e], e)
+						continue
+					}
+					r.field, r.ph = fieldEvent, phValueStart
+					r.startValue()
+					p += 6
+					continue scan
+				case c == 'i' && len(rest) >= 3 && string(rest[:3]) == "id:":
+					if e := nextEOL(chunk, p+3, &crAt); e >= 0 {
+						vs := valueStart(chunk, p+3, e)
+						v := chunk[vs:e]
+						switch {
+						case len(v) > r.max:
+							out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
+							break scan
+						case len(v) == 0: // resets the last event ID
+							r.id.clear()
+							r.hasID = false
+						case hasNUL(v): // SSE ignores the field
+						default:
+							if r.prefix != "" {
+								out = append(out, chunk[fwd:vs]...)
+								out = appendShort(out, r.prefix)
+								fwd = vs
+								edited = true
+								r.tagged++
+							}
+							r.id.setSpan(vs, e)
+							r.hasID = true
+						}
+						p = r.endLine(chunk[e], e)
+						continue
+					}
+					out = append(out, chunk[fwd:p]...)
+					r.hold = append(r.hold[:0], "id:"...)
+					edited = true
+					r.field, r.ph = fieldID, phValueStart
+					r.startValue()
+					p += 3
+					fwd = p
+					continue scan
+				}
+				switch c {
+				case '\n', '\r':
+					r.dispatch()
+					r.afterCR = c == '\r'
+					p++
+				case 'i':
+					out = append(out, chunk[fwd:p]...)
+					r.hold = append(r.hold[:0], c)
+					edited = true
+					r.field, r.nameN, r.ph = fieldID, 1, phName
+					p++
+					fwd = p
+					continue scan
+				case 'd':
+					r.field, r.nameN, r.ph = fieldData, 1, phName
+					p++
+					continue scan
+				case 'e':
+					r.field, r.nameN, r.ph = fieldEvent, 1, phName
+					p++
+					continue scan
+				default: // a comment or another field passes untouched
+					e := nextEOL(chunk, p+1, &crAt)
+					if e < 0 {
+						r.ph = phSkip
+						p = len(chunk)
+						continue scan
 					}
 					p = r.endLine(chunk[e], e)
-					continue
 				}
-				out = append(out, chunk[fwd:p]...)
-				r.hold = append(r.hold[:0], "id:"...)
-				edited = true
-				r.field, r.ph = fieldID, phValueStart
-				r.startValue()
-				p += 3
-				fwd = p
-				continue
-			}
-			switch c {
-			case '\n', '\r':
-				r.dispatch()
-				r.afterCR = c == '\r'
-				p++
-			case 'i':
-				out = append(out, chunk[fwd:p]...)
-				r.hold = append(r.hold[:0], c)
-				edited = true
-				r.field, r.nameN, r.ph = fieldID, 1, phName
-				p++
-				fwd = p
-			case 'd':
-				r.field, r.nameN, r.ph = fieldData, 1, phName
-				p++
-			case 'e':
-				r.field, r.nameN, r.ph = fieldEvent, 1, phName
-				p++
-			default: // a comment or another field
-				r.ph = phSkip
-				p++
 			}
 
 		case phName:
