@@ -511,12 +511,9 @@ func (r *Rewriter) appendData(b []byte) {
 }
 
 // hasNUL reports whether v contains a NUL byte. An id value is usually a
-// few bytes long: a loop costs less than a call to bytes.IndexByte, most of
-// all in Wasm.
+// few bytes long: an inlined loop costs less than a call to
+// bytes.IndexByte, most of all in Wasm.
 func hasNUL(v []byte) bool {
-	if len(v) > 32 {
-		return bytes.IndexByte(v, 0) >= 0
-	}
 	for _, c := range v {
 		if c == 0 {
 			return true
@@ -551,13 +548,17 @@ func valueStart(chunk []byte, p, e int) int {
 // dataLine processes a data line whose value is chunk[lo:hi], whole in the
 // current chunk. The first data line of an event stays a span of the chunk.
 func (r *Rewriter) dataLine(lo, hi int) {
-	if !r.hasData {
-		r.dataInChunk, r.dataLo, r.dataHi = true, lo, hi
-	} else {
-		r.appendData(r.chunk[lo:hi])
-		r.appendData(newline)
+	if r.hasData {
+		r.appendDataLine(lo, hi)
+		return
 	}
-	r.hasData = true
+	r.dataInChunk, r.dataLo, r.dataHi, r.hasData = true, lo, hi, true
+}
+
+// appendDataLine appends chunk[lo:hi] and a '\n' to the data buffer.
+func (r *Rewriter) appendDataLine(lo, hi int) {
+	r.appendData(r.chunk[lo:hi])
+	r.appendData(newline)
 }
 
 // detachData copies a data buffer that is a span of the current chunk into
