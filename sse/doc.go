@@ -22,6 +22,9 @@
 // remainder, see Rewriter.Overflowed), plus DataPrefixBytes of the current
 // event's data, plus the events reported for one chunk (kept up to a fixed
 // bound between calls). Data, comments and other fields are never buffered.
+// A value whose line lies whole in the chunk is not copied at all: the
+// event reports it as a span of the chunk; only the values of an event that
+// goes on in the next chunk are copied when the call returns.
 //
 // The only bytes held back are those of an id line, from its first byte to
 // its end: its value must be seen whole to tell whether it is empty or holds
