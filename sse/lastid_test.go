@@ -174,3 +174,14 @@ func TestNoStaleEvents(t *testing.T) {
 	r.Reset(cursor.TransportSSE, 0)
 	checkZero("after Reset", r.events[:cap(r.events)])
 }
+
+// FuzzClassifyLastIDOnly compares the two classification modes on random
+// input under a random chunking (drawn from seed).
+func FuzzClassifyLastIDOnly(f *testing.F) {
+	for _, in := range lastIDInputs() {
+		f.Add(in, uint64(len(in)))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
+		compareLastIDOnly(t, randomSplit(in, rand.New(rand.NewPCG(seed, seed>>7))))
+	})
+}
