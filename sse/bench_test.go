@@ -75,3 +75,41 @@ func BenchmarkRewriteLastIDOnly(b *testing.B) {
 		pass()
 	}
 }
+
+// BenchmarkRewriteFreshChunks is BenchmarkRewriteLastIDOnly with every
+// chunk in a newly allocated buffer, as the plugin gets them from the host:
+// the garbage keeps GC cycles, and their write barriers, running. Compare it
+// with BenchmarkCopyFreshChunks, most usefully compiled to Wasm.
+func BenchmarkRewriteFreshChunks(b *testing.B) {
+	r := NewRewriter(cursor.TransportSSE, 0)
+	r.ClassifyLastIDOnly(true)
+	dst := make([]byte, 0, 32<<10)
+	b.SetBytes(streamBytes(benchStream))
+	for b.Loop() {
+		r.Reset(cursor.TransportSSE, 0)
+		for _, c := range benchStream {
+			dst, _ = r.Rewrite(dst[:0], fresh(c), false)
+		}
+	}
+}
+
+// BenchmarkCopyFreshChunks is BenchmarkCopy with every chunk in a newly
+// allocated buffer.
+func BenchmarkCopyFreshChunks(b *testing.B) {
+	dst := make([]byte, 0, 32<<10)
+	b.SetBytes(streamBytes(benchStream))
+	for b.Loop() {
+		for _, c := range benchStream {
+			dst = append(dst[:0], fresh(c)...)
+		}
+	}
+}
+
+// freshSink keeps fresh's copies from being stack-allocated.
+var freshSink []byte
+
+// fresh returns a copy of c in a new heap buffer.
+func fresh(c []byte) []byte {
+	freshSink = append([]byte(nil), c...)
+	return freshSink
+}
