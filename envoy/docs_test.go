@@ -1,26 +1,22 @@
 package envoy_test
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
 
-// deployDocs returns the user documentation of the deployment: the README's
-// "Deploy to Envoy" section onwards once the README holds it, docs/deploy.md
-// until then.
+// deployDocs returns the user documentation of the deployment: the README
+// from its "Deploy to Envoy" section onwards.
 func deployDocs(t *testing.T) (string, string) {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err == nil {
-		if i := strings.Index(string(readme), "## Deploy to Envoy"); i >= 0 {
-			return "README.md", string(readme[i:])
-		}
+	readme := string(readFile(t, filepath.Join(repoRoot, "README.md")))
+	i := strings.Index(readme, "## Deploy to Envoy")
+	if i < 0 {
+		t.Fatal(`README.md has no "## Deploy to Envoy" section`)
 	}
-	name := filepath.Join("docs", "deploy.md")
-	return name, string(readFile(t, filepath.Join(repoRoot, name)))
+	return "README.md", readme[i:]
 }
 
 // counterNames reads the counter names the plugin defines from its source.

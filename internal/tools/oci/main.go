@@ -4,7 +4,7 @@
 //	go run ./internal/tools/oci -wasm build/mcp-resume-guard.wasm -o build/mcp-resume-guard-oci.tar [-ref latest]
 //
 // It prints the image's manifest digest, to pin the WasmPlugin url by
-// digest. No Docker needed; push with skopeo, crane or oras (docs/deploy.md).
+// digest. No Docker needed; push with skopeo, crane or oras (README.md, "Deploy to Istio").
 package main
 
 import (
