@@ -1,6 +1,6 @@
 module github.com/mcp-resume-guard/mcp-resume-guard
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
