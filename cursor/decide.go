@@ -73,9 +73,9 @@ func (d Decision) Detected() bool {
 //
 //	| case            | condition                                   | default              |
 //	| no cursor       | cursor == ""                                | Forward              |
-//	| tombstoned      | rec.Tombstoned                              | Reinit               |
-//	| untagged        | no sse:/http: prefix                        | Reinit (passthrough) |
 //	| cross-transport | prefix transport ≠ route                    | Reinit, always       |
+//	| tombstoned      | rec.Tombstoned                              | Reinit               |
+//	| untagged        | no sse:/http: prefix, or nothing after it   | Reinit (passthrough) |
 //	| unknown         | no tail mentions the cursor                 | strip (reinit)       |
 //	| drain race      | cursor = last ID of an unacked tail, in scope | Reinit (rewind, observe) |
 //	| normal          | anything else                               | strip                |
@@ -83,18 +83,25 @@ func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 	if cursor == "" {
 		return Decision{Action: Forward, Reason: ReasonNoCursor}
 	}
+	t, id := SplitTagged(cursor)
+	if id == "" {
+		// "sse:" or "http:" alone: the filter never tags an empty ID (an
+		// empty id field resets the client's cursor), so it did not mint it.
+		t = TransportNone
+	}
+	if t != TransportNone && t != route {
+		// Before the tombstone: every cross-transport cursor is logged and
+		// counted as such, whatever else holds.
+		return Decision{Action: Reinit, Reason: ReasonCrossTransport}
+	}
 	if rec != nil && rec.Tombstoned {
 		return Decision{Action: Reinit, Reason: ReasonTombstoned}
 	}
-	t, id := SplitTagged(cursor)
-	switch {
-	case t == TransportNone:
+	if t == TransportNone {
 		if p.Untagged == UntaggedPassthrough {
 			return Decision{Action: Forward, Reason: ReasonUntagged}
 		}
 		return Decision{Action: Reinit, Reason: ReasonUntagged}
-	case t != route:
-		return Decision{Action: Reinit, Reason: ReasonCrossTransport}
 	}
 	var tail *Tail
 	if rec != nil {

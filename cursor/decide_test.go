@@ -72,9 +72,11 @@ var decideCases = []decideCase{
 	{name: "tombstoned/beats_untagged_passthrough", route: TransportHTTP, cursor: "e-104",
 		rec: &Record{SessionID: "s-77", Tombstoned: true}, policy: lenient,
 		action: Reinit, reason: ReasonTombstoned},
-	{name: "tombstoned/beats_cross_transport", route: TransportHTTP, cursor: "sse:e-104",
+	// A cross-transport cursor keeps its own reason (and so its log line
+	// and counter) on a tombstoned session too.
+	{name: "cross_transport/beats_tombstone", route: TransportHTTP, cursor: "sse:e-104",
 		rec: &Record{SessionID: "s-77", Tombstoned: true, Tails: []Tail{seedTail}}, policy: defaults,
-		action: Reinit, reason: ReasonTombstoned},
+		action: Reinit, reason: ReasonCrossTransport, detected: true},
 
 	// Row "untagged": re-init by default, passthrough for the rollout window.
 	{name: "untagged/default_reinit", route: TransportHTTP, cursor: "e-104", rec: nil, policy: defaults,
@@ -118,9 +120,11 @@ var decideCases = []decideCase{
 		action: Reinit, reason: ReasonUnknown},
 	{name: "unknown/reinit_option_other_transport_tail", route: TransportHTTP, cursor: "http:e-104", rec: rec(seedTail), policy: unknownRe,
 		action: Reinit, reason: ReasonUnknown},
-	{name: "unknown/tagged_empty_id_is_not_an_absent_prev", route: TransportHTTP, cursor: "http:",
+	// A tag with nothing after it was never minted by the filter (empty
+	// IDs are not tagged): untagged, and never matched to an absent prev.
+	{name: "untagged/tag_without_id", route: TransportHTTP, cursor: "http:",
 		rec: rec(tail(9, TransportHTTP, "e-1", "", KindResponse, false)), policy: defaults,
-		action: ForwardCursor, reason: ReasonUnknown, cursorTo: ""},
+		action: Reinit, reason: ReasonUntagged},
 	{name: "unknown/only_one_tag_removed", route: TransportHTTP, cursor: "http:http:e-104", rec: rec(raceHTTP), policy: defaults,
 		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "http:e-104"},
 
@@ -410,15 +414,15 @@ func FuzzDecide(f *testing.F) {
 		switch {
 		case cursor == "":
 			want(ReasonNoCursor)
-		case tomb:
-			want(ReasonTombstoned)
-		case ct == TransportNone:
-			want(ReasonUntagged)
-		case ct != rt:
+		case ct != TransportNone && id != "" && ct != rt:
 			want(ReasonCrossTransport)
 			if d.Action != Reinit {
 				t.Fatalf("cross-transport cursor %q not re-initialized", cursor)
 			}
+		case tomb:
+			want(ReasonTombstoned)
+		case ct == TransportNone || id == "":
+			want(ReasonUntagged)
 		}
 		switch d.Action {
 		case Reinit:

@@ -410,3 +410,38 @@ func TestSplitChunksTagged(t *testing.T) {
 		}
 	})
 }
+
+// TestUnreadableFlagsNotAcked is native only: Envoy and the embedded host
+// always answer response.flags. A stream whose end cannot be told from a cut
+// is not acknowledged.
+func TestUnreadableFlagsNotAcked(t *testing.T) {
+	onlyDriver(t, native, func(t *testing.T, h *harness) {
+		h.start(testConfig)
+		s, _ := h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-1"})
+		h.sseResponse(s, evNotification, evResponse)
+		d := s.(*nativeStream).d
+		d.host.CompleteHttpContext(s.(*nativeStream).id) // no response.flags set
+		r, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-1"}, [2]string{"last-event-id", "http:e-2"})
+		if got := h.reinitReason(r); got != "drain_race" {
+			t.Fatalf("reason %q, want drain_race", got)
+		}
+	})
+}
+
+func TestResponseSessionWinsOverStaleRequestSession(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, h *harness) {
+		h.start(testConfig)
+		s, _ := h.request("POST", "/mcp", [2]string{"mcp-session-id", "stale"})
+		s.onResponseHeaders([][2]string{{":status", "200"}, {"content-type", "text/event-stream"}, {"mcp-session-id", "fresh"}}, false)
+		s.onResponseBody([]byte(evNotification+evResponse), true)
+		s.end(true)
+		r, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", "fresh"}, [2]string{"last-event-id", "http:e-2"})
+		if got := h.reinitReason(r); got != "drain_race" {
+			t.Fatalf("fresh session: reason %q, want drain_race", got)
+		}
+		r, _ = h.request("GET", "/mcp", [2]string{"mcp-session-id", "stale"}, [2]string{"last-event-id", "http:e-2"})
+		if r.localReply() != nil {
+			t.Fatal("the tail was recorded under the stale request session")
+		}
+	})
+}

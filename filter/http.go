@@ -51,7 +51,6 @@ type httpContext struct {
 	lastID   []byte // last event ID sent on this stream (untagged)
 	prevID   []byte
 	lastKind cursor.EventKind
-	hasID    bool
 	written  bool // a tail for this stream is in shared data
 	inScope  bool // the tail in shared data has an in-scope last event
 }
@@ -92,7 +91,9 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		return action
 	}
 	method := req.method
-	h.session = req.session
+	// A copy: the header values alias the whole request header block,
+	// which a long SSE stream would otherwise keep alive.
+	h.session = strings.Clone(req.session)
 	if h.session == "" && h.transport == cursor.TransportSSE {
 		h.session = queryParam(req.path, "sessionId", "session_id")
 	}
@@ -105,14 +106,16 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	}
 
 	now := p.now()
+	policy := p.cfg.Policy
 	rec, err := p.store.Load(h.session, now)
 	if err != nil {
-		// Shared data failed: judge the cursor without a watermark.
+		// Shared data failed: judge the cursor without a watermark, and
+		// never refuse it only because the watermark could not be read.
 		p.metrics.failOpen.inc()
 		proxywasm.LogWarn("mcp-resume-guard: shared data read failed, deciding without watermark: " + err.Error())
-		rec = nil
+		rec, policy.Unknown = nil, cursor.UnknownForward
 	}
-	d := cursor.Decide(h.transport, last, rec, p.cfg.Policy)
+	d := cursor.Decide(h.transport, last, rec, policy)
 	return h.apply(d, method, now)
 }
 
@@ -237,6 +240,7 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 			if err := p.store.Delete(h.session, p.now()); err != nil {
 				p.metrics.failOpen.inc()
 			}
+			p.metrics.casConflicts.add(p.store.TakeConflicts())
 		}
 		return action
 	}
@@ -248,10 +252,10 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 		// error another filter answered with an event-stream type.
 		return action
 	}
-	if h.session == "" {
+	if sid, _ := proxywasm.GetHttpResponseHeader("mcp-session-id"); sid != "" {
 		// An initialize answered as a stream: its session comes back in
-		// the response.
-		h.session, _ = proxywasm.GetHttpResponseHeader("mcp-session-id")
+		// the response, and wins over a stale one the request carried.
+		h.session = sid
 	}
 	if ce, _ := proxywasm.GetHttpResponseHeader("content-encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// Compressed SSE cannot be rewritten without decoding it; pass it
@@ -285,7 +289,10 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 	if size > 0 {
 		var err error
 		if chunk, err = proxywasm.GetHttpResponseBody(0, size); err != nil {
+			// The chunk passes as it came; with a gap in what it saw, the
+			// rewriter could mistake data for an id line: stop rewriting.
 			p.metrics.failOpen.inc()
+			h.rw = nil
 			return action
 		}
 	}
@@ -324,7 +331,6 @@ func (h *httpContext) observe(events []sse.Event) {
 		h.prevID = append(h.prevID[:0], h.lastID...)
 		h.lastID = append(h.lastID[:0], ev.ID...)
 		h.lastKind = ev.Kind
-		h.hasID = true
 	}
 	if ids == 0 || h.session == "" {
 		return
@@ -380,10 +386,11 @@ func (h *httpContext) OnHttpStreamDone() {
 // streamCompleted reports whether Envoy saw the response delivered: no
 // downstream disconnect, reset or timeout in response.flags or code details.
 func streamCompleted() bool {
-	if b, err := proxywasm.GetProperty(propFlags); err == nil && len(b) == 8 {
-		if binary.LittleEndian.Uint64(b)&flagsCut != 0 {
-			return false
-		}
+	// A stream whose end cannot be told apart from a cut is not
+	// acknowledged: acking a cut stream is how the silent loss comes back.
+	b, err := proxywasm.GetProperty(propFlags)
+	if err != nil || len(b) != 8 || binary.LittleEndian.Uint64(b)&flagsCut != 0 {
+		return false
 	}
 	if b, err := proxywasm.GetProperty(propCodeDetails); err == nil {
 		if strings.Contains(string(b), "downstream_remote_disconnect") || strings.Contains(string(b), "idle_timeout") {

@@ -95,6 +95,9 @@ func (p *pluginContext) getRewriter(t cursor.Transport) *sse.Rewriter {
 }
 
 func (p *pluginContext) putRewriter(rw *sse.Rewriter) {
+	// Reset drops the last call's events, which may still point into the
+	// stream's last host buffer.
+	rw.Reset(cursor.TransportNone, p.cfg.MaxLineBytes)
 	if len(p.rewriters) < 64 {
 		p.rewriters = append(p.rewriters, rw)
 	}

@@ -86,10 +86,11 @@ func catalogue() []badInput {
 			want: forwarded, cursor: "http:e-1"},
 		{name: "double prefix, other transport first", x: wasmhost.Exchange{Request: resumeReq("s-6", "sse:http:e-1"), Response: okJSON()},
 			want: reinit, counter: "reinit_cross_transport_total"},
+		// The guard never tags an empty ID, so a tag alone is untagged.
 		{name: "empty value after the prefix", x: wasmhost.Exchange{Request: resumeReq("s-7", "http:"), Response: okJSON()},
-			want: forwarded, cursor: ""},
+			want: reinit, counter: "reinit_untagged_total"},
 		{name: "empty value after the other transport's prefix", x: wasmhost.Exchange{Request: resumeReq("s-8", "sse:"), Response: okJSON()},
-			want: reinit, counter: "reinit_cross_transport_total"},
+			want: reinit, counter: "reinit_untagged_total"},
 
 		// Upstream event streams.
 		{name: "SSE without a final newline", x: sseX(plain, sseResponse(), sseBody+"id: e-2\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\nid: e-3", 7),
