@@ -49,7 +49,7 @@ func TestEveryMetricDefined(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, h *harness) {
 		h.start(testConfig)
 		for _, n := range []string{"events_tagged_total", "cursors_stripped_total", "reinit_cross_transport_total",
-			"reinit_untagged_total", "reinit_drain_race_total", "reinit_tombstoned_total", "reinit_unknown_total",
+			"reinit_untagged_total", "reinit_drain_race_total", "reinit_tombstoned_total", "reinit_unknown_total", "untagged_passthrough_total",
 			"drain_race_detected_total", "rewinds_total", "fail_open_total", "sse_overflow_total",
 			"cas_conflicts_total", "sse_encoded_passthrough_total"} {
 			if v := h.counter(n); v != 0 {
@@ -190,6 +190,9 @@ func TestUntaggedCursor(t *testing.T) {
 			}
 			if v, _ := header(s.requestHeaders(), "last-event-id"); v != "e-9" {
 				t.Fatalf("passthrough changed the cursor: %q", v)
+			}
+			if h.counter("untagged_passthrough_total") != 1 {
+				t.Fatal("untagged_passthrough_total not counted")
 			}
 		})
 	})

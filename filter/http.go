@@ -45,14 +45,9 @@ type httpContext struct {
 	localReply bool // this stream's response is our own re-initialization
 
 	// Response stream state, set only for a rewritten SSE response.
-	rw       *sse.Rewriter
-	stream   uint32
-	sawEOS   bool
-	lastID   []byte // last event ID sent on this stream (untagged)
-	prevID   []byte
-	lastKind cursor.EventKind
-	written  bool // a tail for this stream is in shared data
-	inScope  bool // the tail in shared data has an in-scope last event
+	rw     *sse.Rewriter
+	tail   cursor.StreamTail
+	sawEOS bool
 }
 
 // failOpen is deferred by every callback: a panic must never escape into
@@ -130,6 +125,11 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 	}
 	switch d.Action {
 	case cursor.Forward:
+		if d.Reason == cursor.ReasonUntagged {
+			// untagged_cursor: passthrough; when this stops moving, the
+			// rollout window is over.
+			p.metrics.untaggedPassthrough.inc()
+		}
 		return types.ActionContinue
 	case cursor.ForwardCursor:
 		if err := proxywasm.ReplaceHttpRequestHeader("last-event-id", d.Cursor); err != nil {
@@ -146,13 +146,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
 	if h.session != "" && d.Reason != cursor.ReasonTombstoned {
-		if err := p.store.Update(h.session, now, false, func(r *cursor.Record) bool {
-			r.Tombstone(now)
-			return true
-		}); err != nil {
-			p.metrics.failOpen.inc()
-		}
-		p.metrics.casConflicts.add(p.store.TakeConflicts())
+		p.stored(p.store.Tombstone(h.session, now), "cannot tombstone the session")
 	}
 	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
 		// The legacy transport re-initializes by opening a fresh stream.
@@ -237,10 +231,7 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	if h.isDelete {
 		status, _ := proxywasm.GetHttpResponseHeader(":status")
 		if h.session != "" && len(status) == 3 && status[0] == '2' {
-			if err := p.store.Delete(h.session, p.now()); err != nil {
-				p.metrics.failOpen.inc()
-			}
-			p.metrics.casConflicts.add(p.store.TakeConflicts())
+			p.stored(p.store.Delete(h.session, p.now()), "cannot clear the deleted session")
 		}
 		return action
 	}
@@ -268,7 +259,7 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 		return action
 	}
 	h.rw = p.getRewriter(h.transport)
-	h.stream = newStreamID()
+	h.tail.Reset(newStreamID(), h.transport)
 	return action
 }
 
@@ -316,47 +307,22 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 }
 
 // observe takes the chunk's events: it learns the legacy session from the
-// endpoint event and writes the stream's tail to shared data when needed.
+// endpoint event and, when the tail says so, writes it to shared data.
 func (h *httpContext) observe(events []sse.Event) {
-	ids := 0
 	for i := range events {
 		ev := &events[i]
 		if h.session == "" && h.transport == cursor.TransportSSE && string(ev.Type) == "endpoint" {
 			h.session = queryParam(string(ev.Data), "sessionId", "session_id")
 		}
-		if !ev.HasID {
-			continue
+		if ev.HasID {
+			h.tail.Add(ev.ID, ev.Kind)
 		}
-		ids++
-		h.prevID = append(h.prevID[:0], h.lastID...)
-		h.lastID = append(h.lastID[:0], ev.ID...)
-		h.lastKind = ev.Kind
-	}
-	if ids == 0 || h.session == "" {
-		return
 	}
 	p := h.plugin
-	inScope := p.cfg.Policy.InScope(h.lastKind)
-	// A tail matters only while its last event is in scope (a possible
-	// drain race) or to overwrite one that was. Other tails would only make
-	// a later cursor "unknown" instead of "normal", and both forward it —
-	// unless unknown cursors force a re-initialization.
-	if !inScope && !h.inScope && p.cfg.Policy.Unknown != cursor.UnknownReinit {
+	if h.session == "" || !h.tail.Due(p.cfg.Policy) {
 		return
 	}
-	now := p.now()
-	last, prev, kind := string(h.lastID), string(h.prevID), h.lastKind
-	err := p.store.Update(h.session, now, true, func(r *cursor.Record) bool {
-		r.Observe(h.stream, h.transport, last, prev, kind, now)
-		return true
-	})
-	p.metrics.casConflicts.add(p.store.TakeConflicts())
-	if err != nil {
-		p.metrics.failOpen.inc()
-		proxywasm.LogWarn("mcp-resume-guard: cannot record the stream tail: " + err.Error())
-		return
-	}
-	h.written, h.inScope = true, inScope
+	p.stored(p.store.RecordTail(h.session, &h.tail, p.cfg.Policy, p.now()), "cannot record the stream tail")
 }
 
 // OnHttpStreamDone implements types.HttpContext. Envoy calls it from
@@ -370,17 +336,10 @@ func (h *httpContext) OnHttpStreamDone() {
 	p := h.plugin
 	p.putRewriter(h.rw)
 	h.rw = nil
-	if !h.written || !h.sawEOS || !streamCompleted() {
+	if !h.tail.Written() || !h.sawEOS || !streamCompleted() {
 		return
 	}
-	now := p.now()
-	stream := h.stream
-	if err := p.store.Update(h.session, now, false, func(r *cursor.Record) bool {
-		return r.Ack(stream, now)
-	}); err != nil {
-		p.metrics.failOpen.inc()
-	}
-	p.metrics.casConflicts.add(p.store.TakeConflicts())
+	p.stored(p.store.Ack(h.session, h.tail.Stream, p.now()), "cannot acknowledge the stream tail")
 }
 
 // streamCompleted reports whether Envoy saw the response delivered: no

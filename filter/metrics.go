@@ -35,6 +35,7 @@ type metrics struct {
 	sseOverflow           counter
 	casConflicts          counter
 	sseEncodedPassthrough counter
+	untaggedPassthrough   counter
 }
 
 // metricNames pairs each counter with its name; the names are part of the
@@ -60,6 +61,7 @@ func (m *metrics) named() []struct {
 		{"sse_overflow_total", &m.sseOverflow},
 		{"cas_conflicts_total", &m.casConflicts},
 		{"sse_encoded_passthrough_total", &m.sseEncodedPassthrough},
+		{"untagged_passthrough_total", &m.untaggedPassthrough},
 	}
 }
 

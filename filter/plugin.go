@@ -103,6 +103,16 @@ func (p *pluginContext) putRewriter(rw *sse.Rewriter) {
 	}
 }
 
+// stored counts what a shared-data write cost (CAS conflicts) and, when it
+// failed, fails open: the stream goes on, the fault is counted and logged.
+func (p *pluginContext) stored(err error, what string) {
+	p.metrics.casConflicts.add(p.store.TakeConflicts())
+	if err != nil {
+		p.metrics.failOpen.inc()
+		proxywasm.LogWarn("mcp-resume-guard: " + what + ": " + err.Error())
+	}
+}
+
 // newStreamID returns a nonce naming one response stream in watermark
 // records; streams of every VM write the same records, so it is random.
 func newStreamID() uint32 {

@@ -1,0 +1,76 @@
+package cursor
+
+// StreamTail follows the events one response stream sends downstream and
+// decides when its watermark must reach shared data. The plugin feeds it the
+// events of each chunk (Add), then, before the chunk leaves, writes the tail
+// when Due says so (Store.RecordTail).
+//
+// A tail matters only while its last event is in scope (a possible drain
+// race) or to overwrite one that was: any other tail would only turn a later
+// cursor from "normal" into "unknown", and both are forwarded — unless the
+// policy re-initializes unknown cursors, in which case every tail is written.
+type StreamTail struct {
+	Stream    uint32    // the nonce naming the stream in records
+	Transport Transport // the transport of the route it is served on
+
+	last, prev []byte
+	kind       EventKind
+	pending    bool // events were added since the last write
+	written    bool // a tail of this stream is in shared data
+	inScope    bool // ...and its last event was in scope
+}
+
+// Reset prepares t for a new stream, keeping its buffers.
+func (t *StreamTail) Reset(stream uint32, tr Transport) {
+	*t = StreamTail{Stream: stream, Transport: tr, last: t.last[:0], prev: t.prev[:0]}
+}
+
+// Add records that an event with ID id and kind k was sent. Only the kind of
+// the last event added before a write matters. IDs longer than
+// MaxEventIDBytes are kept here but never recorded (Record.Observe).
+func (t *StreamTail) Add(id []byte, k EventKind) {
+	t.prev = append(t.prev[:0], t.last...)
+	t.last = append(t.last[:0], id...)
+	t.kind = k
+	t.pending = true
+}
+
+// Due reports whether the tail must be written now under policy p.
+func (t *StreamTail) Due(p Policy) bool {
+	return t.pending && (p.InScope(t.kind) || t.inScope || p.Unknown == UnknownReinit)
+}
+
+// Written reports whether a tail of this stream is in shared data, so that
+// its end can acknowledge it.
+func (t *StreamTail) Written() bool { return t.written }
+
+// RecordTail writes t into the record of session (creating it), and marks t
+// written.
+func (s *Store) RecordTail(session string, t *StreamTail, p Policy, now uint32) error {
+	last, prev := string(t.last), string(t.prev)
+	err := s.Update(session, now, true, func(r *Record) bool {
+		r.Observe(t.Stream, t.Transport, last, prev, t.kind, now)
+		return true
+	})
+	if err == nil {
+		t.pending, t.written, t.inScope = false, true, p.InScope(t.kind)
+	}
+	return err
+}
+
+// Ack marks the tail of stream acknowledged in the record of session.
+func (s *Store) Ack(session string, stream uint32, now uint32) error {
+	return s.Update(session, now, false, func(r *Record) bool {
+		return r.Ack(stream, now)
+	})
+}
+
+// Tombstone marks the record of session, if there is one, force-
+// re-initialized. A session without a record gets none: made-up session IDs
+// must not evict real watermarks.
+func (s *Store) Tombstone(session string, now uint32) error {
+	return s.Update(session, now, false, func(r *Record) bool {
+		r.Tombstone(now)
+		return true
+	})
+}

@@ -1,0 +1,79 @@
+package cursor
+
+import "testing"
+
+func TestStreamTailDue(t *testing.T) {
+	responses := Policy{}
+	unknownReinit := Policy{Unknown: UnknownReinit}
+	s := newStore(newFakeShared(), 16, 3600)
+	write := func(tl *StreamTail, p Policy) {
+		t.Helper()
+		if err := s.RecordTail("s-1", tl, p, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var tl StreamTail
+	tl.Reset(7, TransportHTTP)
+	if tl.Due(responses) || tl.Due(unknownReinit) {
+		t.Fatal("a tail with no events is due")
+	}
+	tl.Add([]byte("e-1"), KindNotification)
+	if tl.Due(responses) {
+		t.Fatal("a notification tail is due with nothing in scope written")
+	}
+	if !tl.Due(unknownReinit) || !tl.Due(Policy{Scope: ScopeAll}) {
+		t.Fatal("a notification tail is not due when unknown cursors re-initialize or every kind is in scope")
+	}
+	tl.Add([]byte("e-2"), KindResponse)
+	if !tl.Due(responses) {
+		t.Fatal("a response tail is not due")
+	}
+	write(&tl, responses)
+	if tl.Due(responses) || !tl.Written() {
+		t.Fatal("a written tail is still due, or not written")
+	}
+	r, _ := s.Load("s-1", 10)
+	if r == nil || len(r.Tails) != 1 || r.Tails[0] != (Tail{Stream: 7, Transport: TransportHTTP, LastID: "e-2", PrevID: "e-1", LastKind: KindResponse}) {
+		t.Fatalf("record %+v", r)
+	}
+	// A notification after a written response must overwrite it, or a
+	// resume at the notification would look like a drain race at e-2.
+	tl.Add([]byte("e-3"), KindNotification)
+	if !tl.Due(responses) {
+		t.Fatal("the notification after a written response is not due")
+	}
+	write(&tl, responses)
+	tl.Add([]byte("e-4"), KindNotification)
+	if tl.Due(responses) {
+		t.Fatal("a second notification is due although the written tail is out of scope")
+	}
+	if err := s.Ack("s-1", 7, 11); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Load("s-1", 11); r == nil || !r.Tails[0].Acked || r.Tails[0].LastID != "e-3" {
+		t.Fatalf("after ack: %+v", r)
+	}
+}
+
+func TestTombstoneOnlyExistingRecords(t *testing.T) {
+	s := newStore(newFakeShared(), 16, 3600)
+	if err := s.Tombstone("s-none", 10); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Load("s-none", 10); r != nil {
+		t.Fatalf("a session without a record got one: %+v", r)
+	}
+	var tl StreamTail
+	tl.Reset(1, TransportSSE)
+	tl.Add([]byte("e-104"), KindResponse)
+	if err := s.RecordTail("s-77", &tl, Policy{}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tombstone("s-77", 11); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Load("s-77", 11); r == nil || !r.Tombstoned {
+		t.Fatalf("record not tombstoned: %+v", r)
+	}
+}
