@@ -61,6 +61,12 @@ func (d Decision) Detected() bool {
 	return d.Reason == ReasonDrainRace || d.Reason == ReasonCrossTransport
 }
 
+// Tombstones reports whether carrying out d tombstones the session: every
+// forced re-initialization does, except the one that answers a tombstone.
+func (d Decision) Tombstones() bool {
+	return d.Action == Reinit && d.Reason != ReasonTombstoned
+}
+
 // Decide applies the resume decision table of DESIGN.md §2 to a request on a
 // route of transport route, carrying the client's Last-Event-ID cursor ("" if
 // none), for a session whose watermark record is rec (nil when the filter

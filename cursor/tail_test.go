@@ -77,3 +77,21 @@ func TestTombstoneOnlyExistingRecords(t *testing.T) {
 		t.Fatalf("record not tombstoned: %+v", r)
 	}
 }
+
+func TestDecisionTombstones(t *testing.T) {
+	for _, tc := range []struct {
+		d    Decision
+		want bool
+	}{
+		{Decision{Action: Reinit, Reason: ReasonCrossTransport}, true},
+		{Decision{Action: Reinit, Reason: ReasonDrainRace}, true},
+		{Decision{Action: Reinit, Reason: ReasonUntagged}, true},
+		{Decision{Action: Reinit, Reason: ReasonTombstoned}, false},
+		{Decision{Action: ForwardCursor, Reason: ReasonDrainRace, Rewound: true}, false},
+		{Decision{Action: Forward, Reason: ReasonUntagged}, false},
+	} {
+		if got := tc.d.Tombstones(); got != tc.want {
+			t.Errorf("%+v.Tombstones() = %v, want %v", tc.d, got, tc.want)
+		}
+	}
+}

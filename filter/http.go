@@ -145,7 +145,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
-	if h.session != "" && d.Reason != cursor.ReasonTombstoned {
+	if h.session != "" && d.Tombstones() {
 		p.stored(p.store.Tombstone(h.session, now), "cannot tombstone the session")
 	}
 	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
