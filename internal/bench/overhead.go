@@ -43,12 +43,9 @@ func (p *population) seed(r *runner) error {
 	return nil
 }
 
-// requestWorkload runs requests with a session and no cursor.
-func requestWorkload(r *runner, p *population) workload {
-	xs := make([]wasmhost.Exchange, len(p.sessions))
-	for i, s := range p.sessions {
-		xs[i] = Request(s)
-	}
+// cycle returns a workload that runs the exchanges xs round-robin, each
+// counting unit units.
+func cycle(r *runner, xs []wasmhost.Exchange, unit int64) workload {
 	next := 0
 	return func(n int) (int64, error) {
 		for range n {
@@ -57,8 +54,17 @@ func requestWorkload(r *runner, p *population) workload {
 			}
 			next = (next + 1) % len(xs)
 		}
-		return int64(n), nil
+		return int64(n) * unit, nil
 	}
+}
+
+// requestWorkload runs requests with a session and no cursor.
+func requestWorkload(r *runner, p *population) workload {
+	xs := make([]wasmhost.Exchange, len(p.sessions))
+	for i, s := range p.sessions {
+		xs[i] = Request(s)
+	}
+	return cycle(r, xs, 1)
 }
 
 // resumeWorkload runs resumes with each session's tagged cursor: a
@@ -68,16 +74,7 @@ func resumeWorkload(r *runner, p *population) workload {
 	for i, s := range p.sessions {
 		xs[i] = Resume(s, p.cursors[i])
 	}
-	next := 0
-	return func(n int) (int64, error) {
-		for range n {
-			if err := r.run(&xs[next]); err != nil {
-				return 0, err
-			}
-			next = (next + 1) % len(xs)
-		}
-		return int64(n), nil
-	}
+	return cycle(r, xs, 1)
 }
 
 // sseWorkload runs whole event streams of the given body; units are bytes.
@@ -90,16 +87,7 @@ func sseWorkload(r *runner, p *population, body [][]byte) workload {
 	for i, s := range p.sessions {
 		xs[i] = Stream(s, body)
 	}
-	next := 0
-	return func(n int) (int64, error) {
-		for range n {
-			if err := r.run(&xs[next]); err != nil {
-				return 0, err
-			}
-			next = (next + 1) % len(xs)
-		}
-		return int64(n) * size, nil
-	}
+	return cycle(r, xs, size)
 }
 
 // check verifies that the guard really did its work in the benchmark (a
