@@ -200,6 +200,13 @@ func (s *Store) free(i uint32, session string, now uint32) error {
 	return ErrContention
 }
 
+// SessionTag is how logs name a session instead of printing its ID: the low
+// 32 bits of the same FNV-1a hash that places it in a slot, in hex. It is a
+// short handle, not a secret: a low-entropy ID can be found from it.
+func SessionTag(session string) string {
+	return strconv.FormatUint(fnv64(session)&0xffffffff, 16)
+}
+
 // fnv64 is FNV-1a, 64 bit: a hash every worker VM computes identically.
 func fnv64(s string) uint64 {
 	h := uint64(14695981039346656037)

@@ -1,6 +1,9 @@
 package cursor
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestStreamTailDue(t *testing.T) {
 	responses := Policy{}
@@ -93,5 +96,15 @@ func TestDecisionTombstones(t *testing.T) {
 		if got := tc.d.Tombstones(); got != tc.want {
 			t.Errorf("%+v.Tombstones() = %v, want %v", tc.d, got, tc.want)
 		}
+	}
+}
+
+func TestSessionTag(t *testing.T) {
+	a, b := SessionTag("s-77"), SessionTag("s-78")
+	if a == b || a == "" || len(a) > 8 || SessionTag("s-77") != a {
+		t.Fatalf("tags %q %q: want short, stable and distinct", a, b)
+	}
+	if strings.Contains(a, "s-77") {
+		t.Fatal("the tag shows the session ID")
 	}
 }

@@ -192,7 +192,7 @@ func (h *httpContext) logDetection(d cursor.Decision) {
 		b.WriteString("cross-transport cursor: resume cursor was minted by the other transport")
 	}
 	b.WriteString("; session=")
-	b.WriteString(sessionTag(h.session))
+	b.WriteString(cursor.SessionTag(h.session))
 	b.WriteString(" route_transport=")
 	b.WriteString(h.transport.String())
 	if d.Tail != nil {
@@ -292,7 +292,7 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 	p.metrics.eventsTagged.add(rw.Tagged())
 	if rw.Overflowed() {
 		p.metrics.sseOverflow.inc()
-		proxywasm.LogWarn("mcp-resume-guard: SSE line longer than max_line_bytes; the rest of this stream passes untagged; session=" + sessionTag(h.session))
+		proxywasm.LogWarn("mcp-resume-guard: SSE line longer than max_line_bytes; the rest of this stream passes untagged; session=" + cursor.SessionTag(h.session))
 	}
 	h.observe(rw.Events())
 	if changed {

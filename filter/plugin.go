@@ -122,13 +122,3 @@ func newStreamID() uint32 {
 		}
 	}
 }
-
-// sessionTag is what logs show instead of a session ID: a short hash.
-func sessionTag(session string) string {
-	h := uint32(2166136261)
-	for i := 0; i < len(session); i++ {
-		h ^= uint32(session[i])
-		h *= 16777619
-	}
-	return strconv.FormatUint(uint64(h), 16)
-}
