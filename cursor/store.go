@@ -42,11 +42,8 @@ type Store struct {
 	Slots uint32 // max_sessions
 	TTL   uint32 // session_ttl_seconds
 
-	// Conflicts counts CAS mismatches seen (and retried) since the last
-	// call to TakeConflicts.
-	conflicts int
-	key       []byte
-	buf       []byte
+	conflicts int    // CAS mismatches retried since the last TakeConflicts
+	buf       []byte // scratch for encoding records
 }
 
 // slot is one candidate slot as read from shared data.

@@ -7,11 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-
-	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
-
-type wasmhostExchange = wasmhost.Exchange
 
 var (
 	wasmOnce sync.Once
