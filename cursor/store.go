@@ -42,8 +42,9 @@ type Store struct {
 	Slots uint32 // max_sessions
 	TTL   uint32 // session_ttl_seconds
 
-	conflicts int    // CAS mismatches retried since the last TakeConflicts
-	buf       []byte // scratch for encoding records
+	conflicts int       // CAS mismatches retried since the last TakeConflicts
+	buf       []byte    // scratch for encoding records
+	keys      [2][]byte // scratch for the keys of a session's two slots
 }
 
 // slot is one candidate slot as read from shared data.
@@ -79,8 +80,11 @@ func (s *Store) slotKey(dst []byte, i uint32) []byte {
 	return strconv.AppendUint(dst, uint64(i), 10)
 }
 
-func (s *Store) read(i uint32, now uint32) (slot, error) {
-	sl := slot{key: s.slotKey(nil, i)}
+// read reads slot i; its key is built in the scratch buffer of candidate c
+// (0 or 1), valid until the next read of that candidate.
+func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
+	s.keys[c] = s.slotKey(s.keys[c], i)
+	sl := slot{key: s.keys[c]}
 	v, cas, err := s.Data.Get(sl.key)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -102,8 +106,8 @@ func (s *Store) Load(session string, now uint32) (*Record, error) {
 		return nil, nil
 	}
 	a, b := s.candidates(session)
-	for _, i := range [2]uint32{a, b} {
-		sl, err := s.read(i, now)
+	for c, i := range [2]uint32{a, b} {
+		sl, err := s.read(c, i, now)
 		if err != nil {
 			return nil, err
 		}
@@ -126,11 +130,11 @@ func (s *Store) Update(session string, now uint32, create bool, change func(*Rec
 	}
 	a, b := s.candidates(session)
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		sa, err := s.read(a, now)
+		sa, err := s.read(0, a, now)
 		if err != nil {
 			return err
 		}
-		sb, err := s.read(b, now)
+		sb, err := s.read(1, b, now)
 		if err != nil {
 			return err
 		}
@@ -184,7 +188,7 @@ func (s *Store) Delete(session string, now uint32) error {
 // free empties slot i if it holds session, retrying on CAS conflicts.
 func (s *Store) free(i uint32, session string, now uint32) error {
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		sl, err := s.read(i, now)
+		sl, err := s.read(0, i, now)
 		if err != nil || !sl.filled || sl.rec.SessionID != session {
 			return err
 		}
