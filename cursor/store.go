@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"bytes"
 	"errors"
 	"strconv"
 )
@@ -49,10 +50,11 @@ type Store struct {
 
 // slot is one candidate slot as read from shared data.
 type slot struct {
-	key    []byte
-	cas    uint32
-	rec    Record
-	filled bool
+	key     []byte
+	cas     uint32
+	rec     Record
+	filled  bool
+	missing bool // the key has never been written: a write ignores cas
 }
 
 // TakeConflicts returns the number of CAS conflicts since the last call and
@@ -88,6 +90,7 @@ func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
 	v, cas, err := s.Data.Get(sl.key)
 	switch {
 	case errors.Is(err, ErrNotFound):
+		sl.missing = true
 		return sl, nil
 	case err != nil:
 		return sl, err
@@ -98,6 +101,13 @@ func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
 		sl.rec, sl.filled = rec, true
 	}
 	return sl, nil
+}
+
+// stillOurs reports whether key still holds the record just written from
+// s.buf.
+func (s *Store) stillOurs(key []byte) bool {
+	v, _, err := s.Data.Get(key)
+	return err == nil && bytes.Equal(v, s.buf)
 }
 
 // Load returns the live record of session, or nil when there is none.
@@ -162,6 +172,16 @@ func (s *Store) Update(session string, now uint32, create bool, change func(*Rec
 		}
 		err = s.Data.Set(target.key, s.buf, target.cas)
 		if errors.Is(err, ErrCASMismatch) {
+			s.conflicts++
+			continue
+		}
+		if err == nil && target.missing && !s.stillOurs(target.key) {
+			// Proxy-wasm 0.2.1 ignores cas when a key does not exist
+			// yet, so two workers creating the same slot both
+			// "succeed". Read back: if another worker's record replaced
+			// ours, merge into it like after a CAS conflict. (A worker
+			// that overwrites ours after this check still wins; this
+			// narrows the window, it cannot close it.)
 			s.conflicts++
 			continue
 		}

@@ -108,3 +108,47 @@ func TestSessionTag(t *testing.T) {
 		t.Fatal("the tag shows the session ID")
 	}
 }
+
+// clobberOnCreate lets a second worker create the same fresh slot right after
+// the first worker's write: proxy-wasm ignores cas on a missing key, so both
+// writes "succeed" and the second replaces the first.
+type clobberOnCreate struct {
+	*fakeShared
+	other func()
+	done  bool
+}
+
+func (c *clobberOnCreate) Set(key, value []byte, cas uint32) error {
+	_, _, missing := c.fakeShared.Get(key)
+	err := c.fakeShared.Set(key, value, cas)
+	if missing != nil && !c.done {
+		c.done = true
+		c.other()
+	}
+	return err
+}
+
+func TestCreateRaceMerges(t *testing.T) {
+	f := newFakeShared()
+	data := &clobberOnCreate{fakeShared: f}
+	w1 := newStore(data, 16, 3600)
+	w2 := newStore(f, 16, 3600)
+	add := func(s *Store, stream uint32, id string) {
+		t.Helper()
+		var tl StreamTail
+		tl.Reset(stream, TransportHTTP)
+		tl.Add([]byte(id), KindResponse)
+		if err := s.RecordTail("s-1", &tl, Policy{}, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data.other = func() { add(w2, 2, "e-2") } // lands between w1's write and its read-back
+	add(w1, 1, "e-1")
+	r, _ := w1.Load("s-1", 10)
+	if r == nil || len(r.Tails) != 2 {
+		t.Fatalf("record %+v: want both workers' tails", r)
+	}
+	if w1.TakeConflicts() != 1 {
+		t.Fatal("the lost creation was not counted as a conflict")
+	}
+}
