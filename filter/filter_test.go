@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
+
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 )
 
@@ -447,4 +449,18 @@ func TestResponseSessionWinsOverStaleRequestSession(t *testing.T) {
 			t.Fatal("the tail was recorded under the stale request session")
 		}
 	})
+}
+
+// TestCountersMatchDefinitions keeps the plugin's counters and package
+// counters, the list dashboards and alerts are checked against, one list.
+func TestCountersMatchDefinitions(t *testing.T) {
+	var m metrics
+	var got []string
+	for _, n := range m.named() {
+		got = append(got, n.name)
+	}
+	want := counters.Names()
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("plugin defines %v, package counters lists %v", got, want)
+	}
 }

@@ -1,10 +1,12 @@
 package main
 
-import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
+import (
+	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
+)
 
-// MetricPrefix starts every metric the plugin defines. Envoy shows them in
-// /stats with the internal "wasmcustom." prefix stripped.
-const MetricPrefix = "mcp_resume_guard_"
+// MetricPrefix starts every metric the plugin defines (counters.Prefix).
+const MetricPrefix = counters.Prefix
 
 // counter is a proxy-wasm counter that never panics: the SDK panics when the
 // host refuses an increment, and a panic must not escape a callback.
@@ -38,8 +40,8 @@ type metrics struct {
 	untaggedPassthrough   counter
 }
 
-// metricNames pairs each counter with its name; the names are part of the
-// product's interface (dashboards, alerts).
+// named pairs each counter with its name from package counters, the names'
+// single source of truth (a test checks the two lists agree).
 func (m *metrics) named() []struct {
 	name string
 	c    *counter
@@ -48,20 +50,20 @@ func (m *metrics) named() []struct {
 		name string
 		c    *counter
 	}{
-		{"events_tagged_total", &m.eventsTagged},
-		{"cursors_stripped_total", &m.cursorsStripped},
-		{"reinit_cross_transport_total", &m.reinitCrossTransport},
-		{"reinit_untagged_total", &m.reinitUntagged},
-		{"reinit_drain_race_total", &m.reinitDrainRace},
-		{"reinit_tombstoned_total", &m.reinitTombstoned},
-		{"reinit_unknown_total", &m.reinitUnknown},
-		{"drain_race_detected_total", &m.drainRaceDetected},
-		{"rewinds_total", &m.rewinds},
-		{"fail_open_total", &m.failOpen},
-		{"sse_overflow_total", &m.sseOverflow},
-		{"cas_conflicts_total", &m.casConflicts},
-		{"sse_encoded_passthrough_total", &m.sseEncodedPassthrough},
-		{"untagged_passthrough_total", &m.untaggedPassthrough},
+		{counters.EventsTagged, &m.eventsTagged},
+		{counters.CursorsStripped, &m.cursorsStripped},
+		{counters.ReinitCrossTransport, &m.reinitCrossTransport},
+		{counters.ReinitUntagged, &m.reinitUntagged},
+		{counters.ReinitDrainRace, &m.reinitDrainRace},
+		{counters.ReinitTombstoned, &m.reinitTombstoned},
+		{counters.ReinitUnknown, &m.reinitUnknown},
+		{counters.DrainRaceDetected, &m.drainRaceDetected},
+		{counters.Rewinds, &m.rewinds},
+		{counters.FailOpen, &m.failOpen},
+		{counters.SSEOverflow, &m.sseOverflow},
+		{counters.CASConflicts, &m.casConflicts},
+		{counters.SSEEncodedPassthrough, &m.sseEncodedPassthrough},
+		{counters.UntaggedPassthrough, &m.untaggedPassthrough},
 	}
 }
 
