@@ -597,7 +597,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(EmptySlot)
 	f.Add([]byte{0x01})
-	f.Add(withKey([]byte{0x02, 0x00, 0x80, 0x80, 0x00}, 0x00))        // non-minimal uvarint
+	f.Add(withKey([]byte{0x02, 0x00, 0x80, 0x80, 0x00}, 0x00))                         // non-minimal uvarint
 	f.Add(withKey([]byte{0x02, 0xfe, 0x00, 0x00}, 0x01, 0x00, 0xff, 0x00, 0x00, 0x00)) // unused flag bits
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in := bytes.Clone(b)

@@ -18,9 +18,9 @@ import (
 const flagDownstreamConnectionTermination = 0x4000
 
 var (
-	propRouteName   = []string{"xds", "route_name"}
-	propFlags       = []string{"response", "flags"}
-	reinitHeaders   = [][2]string{{"content-type", "application/json"}, {"cache-control", "no-store"}}
+	propRouteName = []string{"xds", "route_name"}
+	propFlags     = []string{"response", "flags"}
+	reinitHeaders = [][2]string{{"content-type", "application/json"}, {"cache-control", "no-store"}}
 )
 
 // httpContext is the state of one HTTP stream. Everything the response path
