@@ -4,7 +4,16 @@ BUILD    := build
 WASM     := $(BUILD)/mcp-resume-guard.wasm
 FUZZTIME ?= 30s
 
-.PHONY: all build test e2e demo bench fuzz oci check clean
+.PHONY: all build test e2e demo bench fuzz oci check clean run
+
+# make run: the trial proxy (cmd/guardproxy). UPSTREAM is your MCP server's
+# base URL (empty: the reference server, started for you); ROUTES=paths
+# swaps envoy.yaml's plugin configuration for envoy/plugin-config/paths.json.
+UPSTREAM   ?=
+ROUTES     ?= names
+LISTEN     ?= 127.0.0.1:10000
+ADMIN      ?= 127.0.0.1:9901
+GUARDPROXY ?= $(BUILD)/guardproxy
 
 all: build
 
@@ -24,6 +33,12 @@ e2e: build
 ## demo: the seed scenario without and with the filter
 demo: build
 	$(GO) run ./cmd/demo -wasm $(WASM)
+
+## run: the guard in front of UPSTREAM (default: the reference server) on LISTEN, admin on ADMIN, configured by envoy/envoy.yaml (ROUTES=paths: envoy/plugin-config/paths.json); Ctrl-C stops it
+run: build
+	@case "$(ROUTES)" in names|paths) ;; *) echo "make run: ROUTES=$(ROUTES): want names (envoy.yaml's plugin configuration, routes by name) or paths (envoy/plugin-config/paths.json)" >&2; exit 2;; esac
+	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
+	$(GUARDPROXY) -wasm $(WASM) -envoy envoy/envoy.yaml $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'
 
 ## bench: the plugin side by side with its baselines in the embedded host (about 2 minutes); ends with the seven BENCH lines
 bench: build
