@@ -14,6 +14,11 @@ ROUTES     ?= names
 LISTEN     ?= 127.0.0.1:10000
 ADMIN      ?= 127.0.0.1:9901
 GUARDPROXY ?= $(BUILD)/guardproxy
+ifneq ($(filter run,$(MAKECMDGOALS)),)
+ifeq ($(filter names paths,$(ROUTES)),)
+$(error ROUTES=$(ROUTES): want names (envoy.yaml's plugin configuration, routes by name) or paths (envoy/plugin-config/paths.json))
+endif
+endif
 
 all: build
 
@@ -36,7 +41,6 @@ demo: build
 
 ## run: the guard in front of UPSTREAM (default: the reference server) on LISTEN, admin on ADMIN, configured by envoy/envoy.yaml (ROUTES=paths: envoy/plugin-config/paths.json); Ctrl-C stops it
 run: build
-	@case "$(ROUTES)" in names|paths) ;; *) echo "make run: ROUTES=$(ROUTES): want names (envoy.yaml's plugin configuration, routes by name) or paths (envoy/plugin-config/paths.json)" >&2; exit 2;; esac
 	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
 	$(GUARDPROXY) -wasm $(WASM) -envoy envoy/envoy.yaml $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'
 
