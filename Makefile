@@ -8,7 +8,8 @@ FUZZTIME ?= 30s
 
 # make run: the trial proxy (cmd/guardproxy). UPSTREAM is your MCP server's
 # base URL (empty: the reference server, started for you); ROUTES=paths
-# swaps envoy.yaml's plugin configuration for envoy/plugin-config/paths.json.
+# swaps envoy.yaml's plugin configuration for envoy/plugin-config/paths.json
+# and runs the plugin on every request, as an Istio WasmPlugin does.
 UPSTREAM   ?=
 ROUTES     ?= names
 LISTEN     ?= 127.0.0.1:10000
@@ -42,7 +43,7 @@ demo: build
 ## run: the guard in front of UPSTREAM (default: the reference server) on LISTEN, admin on ADMIN, configured by envoy/envoy.yaml (ROUTES=paths: envoy/plugin-config/paths.json); Ctrl-C stops it
 run: build
 	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
-	$(GUARDPROXY) -wasm $(WASM) -envoy envoy/envoy.yaml $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'
+	$(GUARDPROXY) -wasm $(WASM) -envoy envoy/envoy.yaml $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'
 
 ## bench: the plugin side by side with its baselines in the embedded host (about 2 minutes); ends with the seven BENCH lines
 bench: build

@@ -15,7 +15,9 @@
 // -envoy reads the plugin configuration, the route table (the names the
 // plugin reads as xds.route_name, and the routes that run the filter) and
 // the upstream's connect timeout from an Envoy bootstrap; -config replaces
-// its plugin configuration. Without -upstream it starts the reference MCP
+// its plugin configuration, and -filter-all-routes runs the plugin on every
+// request (make run ROUTES=paths passes both, as Istio would run
+// envoy/plugin-config/paths.json). Without -upstream it starts the reference MCP
 // server in process. Without -envoy, -config and -routes
 // (/prefix=route_name,...) configure it by hand.
 //
@@ -71,6 +73,7 @@ func run(ctx context.Context, args []string, out, logOut io.Writer, ready func(*
 		upstream   = fs.String("upstream", "", "the MCP server's `URL`; empty: start the reference server in process")
 		vms        = fs.Int("vms", 2, "number of VMs (like Envoy worker threads); requests go round-robin")
 		admin      = fs.String("admin", "", "admin listen `address` (GET /stats, /stats/prometheus, /ready); empty: off")
+		filterAll  = fs.Bool("filter-all-routes", false, "run the plugin on every request, whatever -envoy's routes say (as an Istio WasmPlugin on its port; for a configuration that matches by path)")
 		routes     = fs.String("routes", "", "without -envoy: path prefixes to route names read as xds.route_name: `/p=name,...`")
 		idle       = fs.Duration("stream-idle-timeout", 0, "cut streams idle for this long (Envoy stream_idle_timeout); 0: off")
 		fullWASI   = fs.Bool("full-wasi", false, "offer wazero's complete WASI (Envoy ≥ 1.39) instead of Envoy 1.33–1.38's 18 functions")
@@ -97,7 +100,7 @@ func run(ctx context.Context, args []string, out, logOut io.Writer, ready func(*
 
 	opts := trial.Options{
 		WasmPath: *wasmPath, Upstream: *upstream, Listen: *listen, Admin: *admin, VMs: *vms,
-		FullWASI: *fullWASI, LogLevel: *logLevel, RootID: *rootID, StreamIdleTimeout: *idle, Logger: logger,
+		FilterAllRoutes: *filterAll, FullWASI: *fullWASI, LogLevel: *logLevel, RootID: *rootID, StreamIdleTimeout: *idle, Logger: logger,
 	}
 	var err error
 	if opts.Wasm, err = os.ReadFile(*wasmPath); err != nil {

@@ -16,9 +16,20 @@ type guardedRoute struct {
 	transport     cursor.Transport
 }
 
-// routes lists the route table with what the plugin does on each route.
+// routes lists the route table with what the plugin does on each route;
+// with FilterAllRoutes, the plugin's own routes.
 func (s *Server) routes() []guardedRoute {
 	var out []guardedRoute
+	if s.opts.FilterAllRoutes {
+		for _, r := range s.plugin.Routes {
+			name := r.RouteName
+			if name == "" {
+				name = "(any route)"
+			}
+			out = append(out, guardedRoute{r.PathPrefix + "*", name, true, r.Transport})
+		}
+		return out
+	}
 	if e := s.opts.Envoy; e != nil {
 		for _, r := range e.Routes {
 			path := r.Path
@@ -88,6 +99,9 @@ func (s *Server) WriteBanner(w io.Writer) {
 			label = "routes"
 		}
 		row(label, r.pattern, r.name, what)
+	}
+	if s.opts.FilterAllRoutes {
+		row("", "the plugin runs on every request, as an Istio WasmPlugin does; other paths pass untouched")
 	}
 	for _, name := range s.unknownRouteNames() {
 		row("warning", fmt.Sprintf("the plugin guards route %q, which no route of the table is named: it never matches", name))

@@ -47,6 +47,11 @@ type Options struct {
 	PluginConfigPath string
 	// Routes map path prefixes to route names when Envoy is nil.
 	Routes []wasmhost.Route
+	// FilterAllRoutes runs the plugin on every request, whatever the route
+	// table says, as an Istio WasmPlugin runs on all traffic of its port:
+	// the mode for a plugin configuration that matches by path
+	// (envoy/plugin-config/paths.json).
+	FilterAllRoutes bool
 	// Upstream is the MCP server's base URL ("http://127.0.0.1:3000"); empty
 	// starts the reference server on a free loopback port.
 	Upstream string
@@ -129,7 +134,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		Logger: log, Fault: opts.Fault, OnDone: s.logReinit}
 	rootID := opts.RootID
 	if e := opts.Envoy; e != nil {
-		popts.Router = envoyRouter(e)
+		popts.Router = envoyRouter(e, opts.FilterAllRoutes)
 		popts.ConnectTimeout = e.ConnectTimeout
 		if rootID == "" {
 			rootID = e.RootID
@@ -220,14 +225,12 @@ func (s *Server) checkUpstream(addr string, timeout time.Duration) {
 
 // envoyRouter picks routes the way Envoy does: the first route of the table
 // whose matcher accepts the path. A path no route matches is forwarded
-// without the filter (Envoy would answer 404 itself).
-func envoyRouter(b *envoyconf.Bootstrap) func(*http.Request) wasmhost.Route {
+// without the filter (Envoy would answer 404 itself); so is a route that
+// does not run the filter, unless all is set.
+func envoyRouter(b *envoyconf.Bootstrap, all bool) func(*http.Request) wasmhost.Route {
 	return func(r *http.Request) wasmhost.Route {
 		rt, ok := b.Match(r.URL.Path)
-		if !ok {
-			return wasmhost.Route{Bypass: true}
-		}
-		return wasmhost.Route{RouteName: rt.Name, Bypass: !rt.Filter}
+		return wasmhost.Route{RouteName: rt.Name, Bypass: !all && !(ok && rt.Filter)}
 	}
 }
 

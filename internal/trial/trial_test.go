@@ -75,7 +75,9 @@ func startEnvoyConfigured(t *testing.T, pluginConfig, upstream string) (*Server,
 		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	}
 	if pluginConfig != "" {
+		// make run ROUTES=paths
 		opts.PluginConfig, opts.PluginConfigPath = readFile(t, pluginConfig), "envoy/plugin-config/paths.json"
+		opts.FilterAllRoutes = true
 	}
 	s, err := Start(context.Background(), opts)
 	if err != nil {
@@ -233,19 +235,39 @@ func TestTrialProxy(t *testing.T) {
 	}
 }
 
-// TestTrialPaths: with ROUTES=paths the plugin matches paths.json's
-// prefixes, and the route table still comes from envoy.yaml.
+// TestTrialPaths: with ROUTES=paths the plugin runs on every request and
+// matches paths.json's prefixes, so /mcp/x is guarded too; with envoy.yaml's
+// configuration /mcp/x takes the passthrough route and the plugin never
+// sees it.
 func TestTrialPaths(t *testing.T) {
 	s, _ := startEnvoyConfigured(t, pathsFile, "")
 	var banner bytes.Buffer
 	s.WriteBanner(&banner)
-	if !strings.Contains(banner.String(), "configuration from envoy/plugin-config/paths.json") ||
-		!strings.Contains(banner.String(), "/sse       mcp-legacy-stream    guarded as legacy HTTP+SSE") {
-		t.Errorf("banner:\n%s", banner.String())
+	for _, want := range []string{
+		"configuration from envoy/plugin-config/paths.json",
+		"/mcp*       (any route)  guarded as Streamable HTTP",
+		"/sse*       (any route)  guarded as legacy HTTP+SSE",
+		"/messages*  (any route)  guarded as legacy HTTP+SSE",
+		"the plugin runs on every request",
+		"Streamable HTTP: http://" + s.ProxyAddr + "/mcp\n",
+		"legacy HTTP+SSE: http://" + s.ProxyAddr + "/sse\n",
+	} {
+		if !strings.Contains(banner.String(), want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner.String())
+		}
 	}
-	resp, body := get(t, "http://"+s.ProxyAddr+"/mcp", "Accept", "text/event-stream", "Mcp-Session-Id", "s-1", "Last-Event-ID", "e-104")
-	if resp.StatusCode != 404 || !strings.Contains(body, `"reason":"untagged_cursor"`) {
-		t.Errorf("untagged resume: %d %s", resp.StatusCode, body)
+	for _, path := range []string{"/mcp", "/mcp/x"} {
+		resp, body := get(t, "http://"+s.ProxyAddr+path, "Accept", "text/event-stream", "Mcp-Session-Id", "s-1", "Last-Event-ID", "e-104")
+		if resp.StatusCode != 404 || !strings.Contains(body, `"reason":"untagged_cursor"`) {
+			t.Errorf("untagged resume at %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+
+	names, _ := startEnvoyConfigured(t, "", "")
+	streams := names.Host.Stats().Streams
+	get(t, "http://"+names.ProxyAddr+"/mcp/x", "Accept", "text/event-stream", "Mcp-Session-Id", "s-1", "Last-Event-ID", "e-104")
+	if got := names.Host.Stats().Streams; got != streams {
+		t.Errorf("with envoy.yaml's configuration the plugin ran on /mcp/x (the passthrough route)")
 	}
 }
 
