@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, out, logOut io.Writer, ready func(*
 		admin      = fs.String("admin", "", "admin listen `address` (GET /stats, /stats/prometheus, /ready); empty: off")
 		filterAll  = fs.Bool("filter-all-routes", false, "run the plugin on every request, whatever -envoy's routes say (as an Istio WasmPlugin on its port; for a configuration that matches by path)")
 		routes     = fs.String("routes", "", "without -envoy: path prefixes to route names read as xds.route_name: `/p=name,...`")
-		idle       = fs.Duration("stream-idle-timeout", 0, "cut streams idle for this long (Envoy stream_idle_timeout); 0: off")
+		idle       = fs.Duration("stream-idle-timeout", 0, "cut streams idle for this long (Envoy stream_idle_timeout); 0: -envoy's, or off")
 		fullWASI   = fs.Bool("full-wasi", false, "offer wazero's complete WASI (Envoy ≥ 1.39) instead of Envoy 1.33–1.38's 18 functions")
 		logLevel   = fs.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
 		rootID     = fs.String("root-id", "", "plugin root id (plugin_root_id property); default: the -envoy filter's root_id")

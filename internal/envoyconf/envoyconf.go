@@ -44,7 +44,14 @@ type Bootstrap struct {
 	// ConnectTimeout is the connect_timeout of the cluster the filtered
 	// routes send to.
 	ConnectTimeout time.Duration
+	// StreamIdleTimeout is the HTTP connection manager's
+	// stream_idle_timeout (Envoy's default 5 minutes when unset; 0
+	// disables it). Routes' own idle_timeout are not read.
+	StreamIdleTimeout time.Duration
 }
+
+// DefaultStreamIdleTimeout is Envoy's stream_idle_timeout when none is set.
+const DefaultStreamIdleTimeout = 5 * time.Minute
 
 // Route is one route of the table.
 type Route struct {
@@ -119,8 +126,9 @@ type (
 				TypedPerFilterConfig map[string]json.RawMessage `json:"typed_per_filter_config"`
 			} `json:"virtual_hosts"`
 		} `json:"route_config"`
-		RDS         json.RawMessage `json:"rds"`
-		HTTPFilters []typed         `json:"http_filters"`
+		RDS               json.RawMessage `json:"rds"`
+		HTTPFilters       []typed         `json:"http_filters"`
+		StreamIdleTimeout string          `json:"stream_idle_timeout"`
 	}
 	route struct {
 		Name  string `json:"name"`
@@ -191,6 +199,12 @@ func Parse(yamlText []byte) (*Bootstrap, error) {
 	filterName, defaultOn, err := out.readWasm(h.HTTPFilters)
 	if err != nil {
 		return nil, err
+	}
+	out.StreamIdleTimeout = DefaultStreamIdleTimeout
+	if h.StreamIdleTimeout != "" {
+		if out.StreamIdleTimeout, err = parseDuration(h.StreamIdleTimeout); err != nil {
+			return nil, fmt.Errorf("http_connection_manager: stream_idle_timeout: %w", err)
+		}
 	}
 	if h.RouteConfig == nil {
 		return nil, errors.New("the HTTP connection manager has no inline route_config (rds is not supported)")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 )
@@ -106,6 +107,15 @@ func (s *Server) WriteBanner(w io.Writer) {
 	for _, name := range s.unknownRouteNames() {
 		row("warning", fmt.Sprintf("the plugin guards route %q, which no route of the table is named: it never matches", name))
 	}
+	idle := "never"
+	if d := s.proxy.StreamIdleTimeout; d > 0 {
+		idle = d.String()
+	}
+	connect := s.proxy.ConnectTimeout
+	if connect <= 0 {
+		connect = 5 * time.Second // wasmhost's default, Envoy's
+	}
+	row("timeouts", fmt.Sprintf("stream idle %s (cuts a silent stream, as Envoy does), upstream connect %s", idle, connect))
 	if u := s.endpoint(cursor.TransportHTTP); u != "" {
 		row("clients", "Streamable HTTP: "+u)
 	}

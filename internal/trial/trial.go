@@ -67,7 +67,8 @@ type Options struct {
 	// RootID, when set, replaces the Envoy bootstrap's root_id
 	// (the plugin_root_id property).
 	RootID string
-	// StreamIdleTimeout cuts streams idle this long (0: never).
+	// StreamIdleTimeout cuts streams idle this long, like Envoy's
+	// stream_idle_timeout (0: Envoy's, or never without Envoy).
 	StreamIdleTimeout time.Duration
 	// Fault, when set, injects a fault into a request's response stream.
 	Fault func(*http.Request) wasmhost.Fault
@@ -89,6 +90,7 @@ type Server struct {
 	Host *wasmhost.Host
 
 	opts     Options
+	proxy    wasmhost.ProxyOptions
 	plugin   config.Config
 	log      *slog.Logger
 	servers  []*http.Server
@@ -136,6 +138,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if e := opts.Envoy; e != nil {
 		popts.Router = envoyRouter(e, opts.FilterAllRoutes)
 		popts.ConnectTimeout = e.ConnectTimeout
+		if popts.StreamIdleTimeout == 0 {
+			popts.StreamIdleTimeout = e.StreamIdleTimeout
+		}
 		if rootID == "" {
 			rootID = e.RootID
 		}
@@ -164,6 +169,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.start = counterValues(s.Host)
 
+	s.proxy = popts
 	proxy := wasmhost.NewProxy(s.Host, up, popts)
 	handlers := []http.Handler{s.track(proxy)}
 	addrs := []string{opts.Listen}

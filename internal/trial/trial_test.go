@@ -130,6 +130,7 @@ func TestTrialProxy(t *testing.T) {
 		"/sse       mcp-legacy-stream    guarded as legacy HTTP+SSE",
 		"/messages  mcp-legacy-messages  guarded as legacy HTTP+SSE",
 		"/*         passthrough          not filtered",
+		"timeouts  stream idle 5m0s (cuts a silent stream, as Envoy does), upstream connect 5s",
 		"Streamable HTTP: http://" + s.ProxyAddr + "/mcp\n",
 		"legacy HTTP+SSE: http://" + s.ProxyAddr + "/sse\n",
 		"curl -s http://" + s.AdminAddr + "/stats/prometheus | grep mcp_resume_guard_",
