@@ -50,7 +50,7 @@ func (p *Proxy) bypass(w http.ResponseWriter, r *http.Request, route string, sta
 			return
 		}
 		f := upstreamFailure(err)
-		p.log.Warn("upstream unreachable", "upstream", p.upstream.Host, "method", r.Method, "path", r.URL.Path, "err", err, "reply", f.Body)
+		p.log.Warn(f.LogMessage(), "upstream", p.upstream.Host, "method", r.Method, "path", r.URL.Path, "err", err, "reply", f.Body)
 		w.Header().Set("Content-Type", "text/plain")
 		w.Header().Set("Content-Length", strconv.Itoa(len(f.Body)))
 		w.WriteHeader(f.Status)

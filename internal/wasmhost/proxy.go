@@ -483,7 +483,7 @@ func (x *exchange) forward(body []byte, hasBody bool) (EndReason, error) {
 		// plugin sees the reply) and sets UF, UC or UH.
 		x.upErr = err
 		f := upstreamFailure(err)
-		x.p.log.Warn("upstream unreachable", "upstream", x.p.upstream.Host, "method", req.Method, "path", req.URL.Path, "err", err, "reply", f.Body)
+		x.p.log.Warn(f.LogMessage(), "upstream", x.p.upstream.Host, "method", req.Method, "path", req.URL.Path, "err", err, "reply", f.Body)
 		s.AddFlags(f.Flag)
 		if err := x.hostReply(f.Status, f.Details, f.Body); err != nil {
 			return x.failed(err)

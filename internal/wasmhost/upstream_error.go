@@ -21,6 +21,14 @@ type UpstreamFailure struct {
 	Flag    uint64
 }
 
+// LogMessage is the proxy's warning for the failure.
+func (f UpstreamFailure) LogMessage() string {
+	if f.Flag == FlagUpstreamConnTermination {
+		return "upstream closed the connection before response headers"
+	}
+	return "upstream unreachable"
+}
+
 // upstreamFailure names err, an error of the upstream round trip before
 // response headers, the way Envoy ≥ 1.31 does (envoy
 // source/common/router/router.cc onUpstreamReset; reset reasons from

@@ -92,8 +92,12 @@ func TestUpstreamFailure(t *testing.T) {
 		{"no such host", dial(&net.DNSError{Err: "no such host", Name: "mcp.invalid", IsNotFound: true}), UpstreamFailure{503,
 			"no healthy upstream", "no_healthy_upstream", FlagNoHealthyUpstream}},
 	} {
-		if got := upstreamFailure(tc.err); got != tc.want {
+		got := upstreamFailure(tc.err)
+		if got != tc.want {
 			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
+		}
+		if unreachable := got.LogMessage() == "upstream unreachable"; unreachable != (tc.name != "closed before headers") {
+			t.Errorf("%s: logged as %q", tc.name, got.LogMessage())
 		}
 	}
 	if !errors.Is(dial(context.DeadlineExceeded), context.DeadlineExceeded) {
