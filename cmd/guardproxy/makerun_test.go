@@ -65,8 +65,9 @@ func TestMakeRunRoutes(t *testing.T) {
 // TestMakeRun starts the command `make run` runs (its line from `make -n
 // run`, on free ports, with a freshly built binary) in front of the
 // reference server, proxies a resume, scrapes /stats/prometheus with the
-// Prometheus text parser, sends SIGINT, and expects the process to exit
-// cleanly within a second, printing the counters that moved.
+// Prometheus text parser, opens a legacy SSE stream, sends SIGINT, and
+// expects the process to exit cleanly within a second, printing the
+// counters that moved.
 func TestMakeRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the command")
@@ -161,6 +162,16 @@ func TestMakeRun(t *testing.T) {
 	}
 	if v := fams[counters.Prefix+counters.ReinitUntagged].GetMetric()[0].GetCounter().GetValue(); v != 1 {
 		t.Errorf("reinit_untagged_total = %v, want 1", v)
+	}
+
+	// A legacy stream stays open across the signal.
+	stream, err := http.Get(proxy[1] + "/sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if line, err := bufio.NewReader(stream.Body).ReadString('\n'); err != nil || line == "" {
+		t.Fatalf("legacy stream: %q %v", line, err)
 	}
 
 	// Ctrl-C.

@@ -56,7 +56,8 @@ type Options struct {
 	// starts the reference server on a free loopback port.
 	Upstream string
 	// Listen and Admin are the proxy's and the admin interface's listen
-	// addresses; an empty Admin turns the admin interface off.
+	// addresses; an empty Listen is a free loopback port, an empty Admin
+	// turns the admin interface off.
 	Listen, Admin string
 	// VMs is the number of plugin VMs, like Envoy worker threads (default 2).
 	VMs int
@@ -112,6 +113,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.LogLevel == "" {
 		opts.LogLevel = "info"
+	}
+	if opts.Listen == "" {
+		opts.Listen = "127.0.0.1:0"
+	}
+	if opts.WasmPath == "" {
+		opts.WasmPath = "the plugin"
 	}
 	log := opts.Logger
 	if log == nil {
