@@ -161,9 +161,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		s.UpstreamURL = strings.TrimRight(opts.Upstream, "/")
 	}
 	up, err := url.Parse(s.UpstreamURL)
-	if err != nil || up.Host == "" || (up.Scheme != "http" && up.Scheme != "https") {
+	switch {
+	case err != nil || up.Host == "" || (up.Scheme != "http" && up.Scheme != "https"):
 		s.stopReference()
-		return nil, fmt.Errorf("upstream %q: want http://host:port", opts.Upstream)
+		return nil, fmt.Errorf("upstream %q: want the MCP server's base URL, http://host:port", opts.Upstream)
+	case up.Path != "" || up.RawQuery != "":
+		return nil, fmt.Errorf("upstream %q: give the server's base URL without a path; requests keep their own path (/mcp, /sse, ...), as behind Envoy", opts.Upstream)
 	}
 
 	s.Host, err = wasmhost.New(ctx, wasmhost.Options{
@@ -344,8 +347,10 @@ func (s *Server) pluginSource() string {
 		return "(given)"
 	case s.opts.EnvoyPath != "":
 		return s.opts.EnvoyPath + " (the Wasm filter's configuration)"
+	case s.opts.Envoy != nil:
+		return "the Envoy bootstrap's Wasm filter"
 	}
-	return "(from the Envoy bootstrap)"
+	return "none"
 }
 
 // ErrNoPlugin is returned by Start when Options.Wasm is empty.

@@ -297,3 +297,21 @@ func TestTrialUnreachableUpstream(t *testing.T) {
 		t.Errorf("%d warnings naming %s, want 2:\n%s", n, addr, logs)
 	}
 }
+
+// TestStartRefusesUpstream: an upstream that is not a base URL is refused
+// before anything starts, saying what to give instead.
+func TestStartRefusesUpstream(t *testing.T) {
+	for upstream, want := range map[string]string{
+		"localhost:3000":          "want the MCP server's base URL",
+		"ftp://127.0.0.1:3000":    "want the MCP server's base URL",
+		"http://127.0.0.1:3000/x": "without a path",
+	} {
+		_, err := Start(context.Background(), Options{Wasm: []byte{0}, Upstream: upstream})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Start(Upstream %q): %v; want %q", upstream, err, want)
+		}
+	}
+	if _, err := Start(context.Background(), Options{}); err != ErrNoPlugin {
+		t.Errorf("Start without a plugin: %v", err)
+	}
+}
