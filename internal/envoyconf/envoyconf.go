@@ -65,7 +65,13 @@ type Route struct {
 	Filter bool
 	// Cluster is the route's upstream cluster.
 	Cluster string
+	// Timeout is the route's timeout for the whole upstream exchange
+	// (Envoy's default 15s when unset; 0 disables it).
+	Timeout time.Duration
 }
+
+// DefaultRouteTimeout is Envoy's route timeout when a route sets none.
+const DefaultRouteTimeout = 15 * time.Second
 
 // Matches reports whether the route matches a request path (without the
 // query string), as Envoy's case-sensitive path and prefix matchers do.
@@ -143,7 +149,8 @@ type (
 			Query         json.RawMessage `json:"query_parameters"`
 		} `json:"match"`
 		Route *struct {
-			Cluster string `json:"cluster"`
+			Cluster string  `json:"cluster"`
+			Timeout *string `json:"timeout"`
 		} `json:"route"`
 		TypedPerFilterConfig map[string]json.RawMessage `json:"typed_per_filter_config"`
 	}
@@ -298,8 +305,16 @@ func readRoute(r route, filterName string, inherited bool) (Route, error) {
 	} else {
 		out.Prefix = *m.Prefix
 	}
+	out.Timeout = DefaultRouteTimeout
 	if r.Route != nil {
 		out.Cluster = r.Route.Cluster
+		if t := r.Route.Timeout; t != nil {
+			d, err := parseDuration(*t)
+			if err != nil {
+				return Route{}, fmt.Errorf("route.timeout: %w", err)
+			}
+			out.Timeout = d
+		}
 	}
 	on, err := enabled(r.TypedPerFilterConfig[filterName], inherited)
 	if err != nil {

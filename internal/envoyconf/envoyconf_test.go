@@ -51,17 +51,18 @@ func TestShippedBootstrap(t *testing.T) {
 		path, route string
 		filter      bool
 		transport   cursor.Transport
+		timeout     time.Duration
 	}{
-		{"/mcp", "mcp-streamable", true, cursor.TransportHTTP},
-		{"/sse", "mcp-legacy-stream", true, cursor.TransportSSE},
-		{"/messages", "mcp-legacy-messages", true, cursor.TransportSSE},
-		{"/mcp/x", "passthrough", false, cursor.TransportNone}, // "path" is exact
-		{"/mcpx", "passthrough", false, cursor.TransportNone},
-		{"/", "passthrough", false, cursor.TransportNone},
-		{"/.well-known/oauth-authorization-server", "passthrough", false, cursor.TransportNone},
+		{"/mcp", "mcp-streamable", true, cursor.TransportHTTP, 0},
+		{"/sse", "mcp-legacy-stream", true, cursor.TransportSSE, 0},
+		{"/messages", "mcp-legacy-messages", true, cursor.TransportSSE, 30 * time.Second},
+		{"/mcp/x", "passthrough", false, cursor.TransportNone, DefaultRouteTimeout}, // "path" is exact
+		{"/mcpx", "passthrough", false, cursor.TransportNone, DefaultRouteTimeout},
+		{"/", "passthrough", false, cursor.TransportNone, DefaultRouteTimeout},
+		{"/.well-known/oauth-authorization-server", "passthrough", false, cursor.TransportNone, DefaultRouteTimeout},
 	} {
 		r, ok := b.Match(tc.path)
-		if !ok || r.Name != tc.route || r.Filter != tc.filter || r.Cluster != "mcp_upstream" {
+		if !ok || r.Name != tc.route || r.Filter != tc.filter || r.Cluster != "mcp_upstream" || r.Timeout != tc.timeout {
 			t.Errorf("Match(%q) = %+v, %v; want route %s, filter %v", tc.path, r, ok, tc.route, tc.filter)
 			continue
 		}
@@ -94,6 +95,7 @@ func TestParseRefuses(t *testing.T) {
 		"wrong per-route type":    {edit("envoy.config.route.v3.FilterConfig", "envoy.extensions.filters.http.wasm.v3.Wasm"), "the Wasm filter has no per-route configuration"},
 		"bad connect_timeout":     {edit("connect_timeout: 5s", "connect_timeout: 5m"), "cluster mcp_upstream: connect_timeout"},
 		"bad stream_idle_timeout": {edit("stream_idle_timeout: 300s", "stream_idle_timeout: 5m"), "stream_idle_timeout"},
+		"bad route timeout":       {edit("timeout: 30s", "timeout: 30m"), "route mcp-legacy-messages: route.timeout"},
 		"two virtual hosts":       {edit("            - name: mcp\n", "            - name: other\n              domains: [x]\n              routes: []\n            - name: mcp\n"), "2 virtual hosts"},
 		"rds":                     {edit("route_config:\n            name: mcp_routes", "rds: {route_config_name: x}\n          route_config_unused:\n            name: mcp_routes"), "no inline route_config"},
 	} {

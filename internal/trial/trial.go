@@ -246,7 +246,7 @@ func (s *Server) checkUpstream(addr string, timeout time.Duration) {
 func envoyRouter(b *envoyconf.Bootstrap, all bool) func(*http.Request) wasmhost.Route {
 	return func(r *http.Request) wasmhost.Route {
 		rt, ok := b.Match(r.URL.Path)
-		return wasmhost.Route{RouteName: rt.Name, Bypass: !all && !(ok && rt.Filter)}
+		return wasmhost.Route{RouteName: rt.Name, Bypass: !all && !(ok && rt.Filter), Timeout: rt.Timeout}
 	}
 }
 

@@ -315,3 +315,30 @@ func TestStartRefusesUpstream(t *testing.T) {
 		t.Errorf("Start without a plugin: %v", err)
 	}
 }
+
+// TestEnvoyRouter: requests get envoy.yaml's route name, filter and timeout
+// by Envoy's first match; with all set, every request runs the filter.
+func TestEnvoyRouter(t *testing.T) {
+	bs, err := envoyconf.Parse(readFile(t, envoyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, name string
+		bypass     bool
+		timeout    time.Duration
+	}{
+		{"/mcp", "mcp-streamable", false, 0},
+		{"/messages?sessionId=x", "mcp-legacy-messages", false, 30 * time.Second},
+		{"/mcp/", "passthrough", true, 15 * time.Second},
+	} {
+		req, _ := http.NewRequest("GET", "http://proxy"+tc.path, nil)
+		got := envoyRouter(bs, false)(req)
+		if got.RouteName != tc.name || got.Bypass != tc.bypass || got.Timeout != tc.timeout {
+			t.Errorf("%s: %+v", tc.path, got)
+		}
+		if envoyRouter(bs, true)(req).Bypass {
+			t.Errorf("%s: bypassed with every route filtered", tc.path)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -17,8 +18,8 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Te", 
 // plugin: the path Envoy takes on a route that disables the Wasm filter.
 // The response streams through, flushed chunk by chunk; an unreachable
 // upstream gets the same reply as on a guarded route.
-func (p *Proxy) bypass(w http.ResponseWriter, r *http.Request, route string, start time.Time) {
-	rec := StreamRecord{Method: r.Method, Path: r.URL.RequestURI(), Route: route, VM: -1, Header: r.Header}
+func (p *Proxy) bypass(w http.ResponseWriter, r *http.Request, route Route, start time.Time) {
+	rec := StreamRecord{Method: r.Method, Path: r.URL.RequestURI(), Route: route.RouteName, VM: -1, Header: r.Header}
 	defer func() {
 		rec.Duration = time.Since(start)
 		p.logRecord(rec)
@@ -31,7 +32,13 @@ func (p *Proxy) bypass(w http.ResponseWriter, r *http.Request, route string, sta
 	if r.ContentLength == 0 {
 		body = http.NoBody
 	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), body)
+	ctx := r.Context()
+	if route.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, route.Timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, u.String(), body)
 	if err != nil {
 		rec.Status, rec.End, rec.Err = http.StatusBadRequest, EndComplete, err
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -50,6 +57,10 @@ func (p *Proxy) bypass(w http.ResponseWriter, r *http.Request, route string, sta
 			return
 		}
 		f := upstreamFailure(err)
+		if ctx.Err() != nil { // the route's timeout
+			f = UpstreamFailure{Status: http.StatusGatewayTimeout, Body: "upstream request timeout",
+				Details: "upstream_response_timeout", Flag: FlagUpstreamRequestTimeout}
+		}
 		p.log.Warn(f.LogMessage(), "upstream", p.upstream.Host, "method", r.Method, "path", r.URL.Path, "err", err, "reply", f.Body)
 		w.Header().Set("Content-Type", "text/plain")
 		w.Header().Set("Content-Length", strconv.Itoa(len(f.Body)))
@@ -94,6 +105,10 @@ func (p *Proxy) bypass(w http.ResponseWriter, r *http.Request, route string, sta
 				return
 			}
 			rec.End, rec.Flags = EndUpstreamFailure, FlagUpstreamRemoteReset
+			if ctx.Err() != nil {
+				rec.Flags = FlagUpstreamRequestTimeout
+				p.log.Warn("upstream request timeout", "upstream", p.upstream.Host, "method", r.Method, "path", r.URL.Path)
+			}
 			panic(http.ErrAbortHandler) // reset the client, as Envoy does
 		}
 	}

@@ -24,6 +24,10 @@ type Route struct {
 	// Bypass forwards the route's requests without running the plugin,
 	// like an Envoy route on which the Wasm filter is disabled.
 	Bypass bool
+	// Timeout bounds the whole upstream exchange, like an Envoy route's
+	// timeout: 504 "upstream request timeout" before response headers, a
+	// reset after, flag UT. 0 disables it.
+	Timeout time.Duration
 }
 
 // ProxyOptions configure a Proxy.
@@ -163,6 +167,8 @@ type exchange struct {
 
 	idle     *time.Timer
 	idleHit  atomic.Bool
+	rtimer   *time.Timer // the route's timeout
+	rtHit    atomic.Bool
 	cancel   context.CancelFunc
 	upstream context.Context
 	upErr    error // the upstream round trip's error
@@ -173,7 +179,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rt := p.route(r)
 	if rt.Bypass {
-		p.bypass(w, r, rt.RouteName, start)
+		p.bypass(w, r, rt, start)
 		return
 	}
 	route := rt.RouteName
@@ -204,9 +210,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d := p.opts.StreamIdleTimeout; d > 0 {
 		x.idle = time.AfterFunc(d, func() { x.idleHit.Store(true); x.cancel() })
 	}
+	if rt.Timeout > 0 {
+		x.rtimer = time.AfterFunc(rt.Timeout, func() { x.rtHit.Store(true); x.cancel() })
+	}
 	end, err := x.run()
 	if x.idle != nil {
 		x.idle.Stop()
+	}
+	if x.rtimer != nil {
+		x.rtimer.Stop()
 	}
 	x.cancel()
 	if ferr := s.Finish(end); err == nil && ferr != nil && !errors.Is(ferr, ErrVMRestarted) {
@@ -288,8 +300,31 @@ func (x *exchange) ended() (EndReason, error) {
 		return EndDownstreamDisconnect, nil
 	case x.idleHit.Load():
 		return x.idleTimeout()
+	case x.rtHit.Load():
+		return x.routeTimeout()
 	}
 	return EndComplete, nil
+}
+
+// timedOut reports whether the idle or the route timeout ended the
+// exchange.
+func (x *exchange) timedOut() bool { return x.idleHit.Load() || x.rtHit.Load() }
+
+// routeTimeout answers Envoy's route timeout: a local reply 504 "upstream
+// request timeout" (through the plugin) before the response started, a
+// reset after; flag UT (envoy source/common/router/router.cc
+// onResponseTimeout).
+func (x *exchange) routeTimeout() (EndReason, error) {
+	x.s.AddFlags(FlagUpstreamRequestTimeout)
+	x.p.log.Warn("upstream request timeout", "upstream", x.p.upstream.Host, "method", x.r.Method, "path", x.r.URL.Path)
+	if x.started {
+		x.abort = true
+		return EndUpstreamFailure, nil
+	}
+	if err := x.hostReply(http.StatusGatewayTimeout, "upstream_response_timeout", "upstream request timeout"); err != nil {
+		return x.failed(err)
+	}
+	return EndUpstreamFailure, nil
 }
 
 // idleTimeout answers Envoy's stream idle timeout: a local reply 408
@@ -476,7 +511,7 @@ func (x *exchange) forward(body []byte, hasBody bool) (EndReason, error) {
 	resp, err := x.p.transport.RoundTrip(req)
 	x.touch()
 	if err != nil {
-		if x.clientGone() || x.idleHit.Load() {
+		if x.clientGone() || x.timedOut() {
 			return x.ended()
 		}
 		// Envoy's router answers 503 through the encoder filters (the
@@ -539,7 +574,7 @@ func (x *exchange) streamBody(body io.Reader) (EndReason, error) {
 		x.touch()
 		eos := errors.Is(rerr, io.EOF)
 		if rerr != nil && !eos {
-			if x.clientGone() || x.idleHit.Load() {
+			if x.clientGone() || x.timedOut() {
 				return x.ended()
 			}
 			// The upstream reset mid-stream: Envoy resets the downstream

@@ -349,7 +349,7 @@ func (s *Stream) Finish(reason EndReason) error {
 		s.flags |= FlagStreamIdleTimeout
 		s.codeDetails = "stream_idle_timeout"
 	case EndUpstreamFailure:
-		if s.flags&(FlagUpstreamConnFailure|FlagUpstreamRemoteReset|FlagUpstreamConnTermination|FlagNoHealthyUpstream) == 0 {
+		if s.flags&(FlagUpstreamConnFailure|FlagUpstreamRemoteReset|FlagUpstreamConnTermination|FlagNoHealthyUpstream|FlagUpstreamRequestTimeout) == 0 {
 			s.flags |= FlagUpstreamConnFailure
 		}
 	}

@@ -23,8 +23,11 @@ type UpstreamFailure struct {
 
 // LogMessage is the proxy's warning for the failure.
 func (f UpstreamFailure) LogMessage() string {
-	if f.Flag == FlagUpstreamConnTermination {
+	switch f.Flag {
+	case FlagUpstreamConnTermination:
 		return "upstream closed the connection before response headers"
+	case FlagUpstreamRequestTimeout:
+		return "upstream request timeout"
 	}
 	return "upstream unreachable"
 }

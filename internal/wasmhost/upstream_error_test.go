@@ -141,3 +141,56 @@ func TestProxyBypass(t *testing.T) {
 		t.Errorf("/mcp did not run the plugin with the router's route name: %v", resp.Header)
 	}
 }
+
+// TestProxyRouteTimeout: a route's timeout answers an upstream that sends
+// nothing with Envoy's 504 (through the plugin, flag UT), and resets one
+// that stalls after its headers; on a bypassed route too.
+func TestProxyRouteTimeout(t *testing.T) {
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("headers") != "" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "id: e-1\ndata: x\n\n")
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+	})
+	f := newProxyFixture(t, upstream, ProxyOptions{Router: func(r *http.Request) Route {
+		return Route{RouteName: "r", Timeout: 200 * time.Millisecond, Bypass: strings.HasPrefix(r.URL.Path, "/open")}
+	}}, Options{})
+	for _, path := range []string{"/mcp", "/open"} {
+		start := time.Now()
+		resp, err := http.Get(f.front.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		rec := f.record(t)
+		if took := time.Since(start); resp.StatusCode != 504 || string(body) != "upstream request timeout" || took > 5*time.Second {
+			t.Errorf("%s: %d %q after %v; want 504 upstream request timeout after 200ms", path, resp.StatusCode, body, took)
+		}
+		if rec.Flags&FlagUpstreamRequestTimeout == 0 || rec.End != EndUpstreamFailure {
+			t.Errorf("%s: record %+v", path, rec)
+		}
+		if sawPlugin := resp.Header.Get("X-Probe-Status") == "504"; sawPlugin != (path == "/mcp") {
+			t.Errorf("%s: the plugin saw the reply: %v", path, sawPlugin)
+		}
+
+		resp, err = http.Get(f.front.URL + path + "?headers=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		rec = f.record(t)
+		if resp.StatusCode != 200 || err == nil || !strings.HasPrefix(string(body), "id: ") {
+			t.Errorf("%s stalled after headers: %d %q, read error %v; want the first event, then a reset", path, resp.StatusCode, body, err)
+		}
+		if rec.Flags&FlagUpstreamRequestTimeout == 0 {
+			t.Errorf("%s stalled after headers: record %+v", path, rec)
+		}
+	}
+	if n := len(f.logs.lines(`msg="upstream request timeout"`)); n != 4 {
+		t.Errorf("%d timeout warnings, want 4:\n%s", n, f.logs)
+	}
+}
