@@ -14,6 +14,7 @@ UPSTREAM   ?=
 ROUTES     ?= names
 LISTEN     ?= 127.0.0.1:10000
 ADMIN      ?= 127.0.0.1:9901
+ENVOY      ?= envoy/envoy.yaml
 GUARDPROXY ?= $(BUILD)/guardproxy
 ifneq ($(filter run,$(MAKECMDGOALS)),)
 ifeq ($(filter names paths,$(ROUTES)),)
@@ -40,10 +41,10 @@ e2e: build
 demo: build
 	$(GO) run ./cmd/demo -wasm $(WASM)
 
-## run: the guard in front of UPSTREAM (default: the reference server) on LISTEN, admin on ADMIN, configured by envoy/envoy.yaml (ROUTES=paths: envoy/plugin-config/paths.json); Ctrl-C stops it
+## run: the guard in front of UPSTREAM (default: the reference server) on LISTEN, admin on ADMIN, configured by ENVOY (envoy/envoy.yaml; ROUTES=paths: envoy/plugin-config/paths.json); Ctrl-C stops it
 run: build
 	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
-	$(GUARDPROXY) -wasm $(WASM) -envoy envoy/envoy.yaml $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'
+	$(GUARDPROXY) -wasm $(WASM) -envoy $(ENVOY) $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'
 
 ## bench: the plugin side by side with its baselines in the embedded host (about 2 minutes); ends with the seven BENCH lines
 bench: build
