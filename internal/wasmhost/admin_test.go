@@ -11,6 +11,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
 )
 
 // adminFixture is the probe plugin with one request counted and the admin
@@ -162,5 +164,24 @@ func TestStatsQueryFilter(t *testing.T) {
 	q.UsedOnly = true
 	if q.keep(AdminStat{Name: "wasmcustom.mcp_resume_guard_reinit_untagged_total", Kind: "counter"}) {
 		t.Error("usedonly kept a counter at 0")
+	}
+}
+
+// TestPluginCountersKeepTheirNames: Envoy's default tag extractors would
+// cut a part out of a name ending in _rq_<code> or _rq_<digit>xx
+// (source/common/config/well_known_names.cc; the others match only names
+// starting with an Envoy scope such as cluster. or http., never
+// wasmcustom.). No counter the plugin defines may end so, or
+// /stats/prometheus would show it under another name with a label.
+func TestPluginCountersKeepTheirNames(t *testing.T) {
+	suffix := regexp.MustCompile(`_rq(_(\d{3}))$|_rq_(\d)xx$`)
+	for _, name := range counters.Names() {
+		full := CustomStatNamespace + counters.Prefix + name
+		if suffix.MatchString(full) {
+			t.Errorf("%s would lose a tag-extracted suffix in /stats/prometheus", full)
+		}
+		if got, ok := PrometheusName(full, true); !ok || got != counters.Prefix+name {
+			t.Errorf("PrometheusName(%s) = %q, %v", full, got, ok)
+		}
 	}
 }
