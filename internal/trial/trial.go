@@ -191,7 +191,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		ln, err := net.Listen("tcp", addrs[i])
 		if err != nil {
 			s.Close()
-			return nil, fmt.Errorf("listening on %s: %w", addrs[i], err)
+			return nil, fmt.Errorf("listening on %s: %w (another trial proxy? make run takes LISTEN= and ADMIN=)", addrs[i], err)
 		}
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
 		s.servers = append(s.servers, srv)
@@ -202,8 +202,21 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		go func() { _ = srv.Serve(ln) }()
 	}
-	s.checkUpstream(up.Host, popts.ConnectTimeout)
+	s.checkUpstream(hostPort(up), popts.ConnectTimeout)
 	return s, nil
+}
+
+// hostPort returns the address to dial for u, with the scheme's default
+// port when u names none.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 func (s *Server) startReference() error {

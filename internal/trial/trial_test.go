@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -339,6 +340,20 @@ func TestEnvoyRouter(t *testing.T) {
 		}
 		if envoyRouter(bs, true)(req).Bypass {
 			t.Errorf("%s: bypassed with every route filtered", tc.path)
+		}
+	}
+}
+
+func TestHostPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:3000": "127.0.0.1:3000",
+		"http://mcp.example":    "mcp.example:80",
+		"https://mcp.example":   "mcp.example:443",
+		"http://[::1]":          "[::1]:80",
+	} {
+		u, _ := url.Parse(in)
+		if got := hostPort(u); got != want {
+			t.Errorf("hostPort(%s) = %s, want %s", in, got, want)
 		}
 	}
 }
