@@ -4,7 +4,23 @@ BUILD    := build
 WASM     := $(BUILD)/mcp-resume-guard.wasm
 FUZZTIME ?= 30s
 
-.PHONY: all build test e2e demo bench fuzz oci check clean
+.PHONY: all build test e2e demo bench fuzz oci check clean run
+
+# make run: the trial proxy (cmd/guardproxy). UPSTREAM is your MCP server's
+# base URL (empty: the reference server, started for you); ROUTES=paths
+# swaps envoy.yaml's plugin configuration for envoy/plugin-config/paths.json
+# and runs the plugin on every request, as an Istio WasmPlugin does.
+UPSTREAM   ?=
+ROUTES     ?= names
+LISTEN     ?= 127.0.0.1:10000
+ADMIN      ?= 127.0.0.1:9901
+ENVOY      ?= envoy/envoy.yaml
+GUARDPROXY ?= $(BUILD)/guardproxy
+ifneq ($(filter run,$(MAKECMDGOALS)),)
+ifeq ($(filter names paths,$(ROUTES)),)
+$(error ROUTES=$(ROUTES): want names (envoy.yaml's plugin configuration, routes by name) or paths (envoy/plugin-config/paths.json))
+endif
+endif
 
 all: build
 
@@ -24,6 +40,11 @@ e2e: build
 ## demo: the seed scenario without and with the filter
 demo: build
 	$(GO) run ./cmd/demo -wasm $(WASM)
+
+## run: the guard in front of UPSTREAM (default: the reference server) on LISTEN, admin on ADMIN, configured by ENVOY (envoy/envoy.yaml; ROUTES=paths: envoy/plugin-config/paths.json); Ctrl-C stops it
+run: build
+	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
+	$(GUARDPROXY) -wasm $(WASM) -envoy $(ENVOY) $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'
 
 ## bench: the plugin side by side with its baselines in the embedded host (about 2 minutes); ends with the seven BENCH lines
 bench: build
