@@ -59,6 +59,19 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
+// waitFor reports whether the log holds want within two seconds: a line
+// about a request may be written after its response reached the client.
+func (l *logBuffer) waitFor(want string) bool {
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(l.String(), want) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 // startEnvoyConfigured starts the trial proxy the way make run does, on
 // free ports: envoy.yaml's configuration (or paths.json over it), the
 // reference server unless upstream is given.
@@ -165,7 +178,7 @@ func TestTrialProxy(t *testing.T) {
 		`msg="mcp-resume-guard: cross-transport cursor`,
 		`msg="forced re-initialization" reason=cross_transport method=GET path=/mcp session=`,
 	} {
-		if !strings.Contains(logs.String(), want) {
+		if !logs.waitFor(want) {
 			t.Errorf("log lacks %q:\n%s", want, logs)
 		}
 	}
@@ -259,7 +272,7 @@ func TestTrialPaths(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/mcp", "/mcp/x"} {
-		resp, body := get(t, "http://"+s.ProxyAddr+path, "Accept", "text/event-stream", "Mcp-Session-Id", "s-1", "Last-Event-ID", "e-104")
+		resp, body := get(t, "http://"+s.ProxyAddr+path, "Accept", "text/event-stream", "Mcp-Session-Id", "s-1"+path, "Last-Event-ID", "e-104") // a session each: the first refusal tombstones it
 		if resp.StatusCode != 404 || !strings.Contains(body, `"reason":"untagged_cursor"`) {
 			t.Errorf("untagged resume at %s: %d %s", path, resp.StatusCode, body)
 		}
