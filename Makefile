@@ -1,6 +1,8 @@
 # mcp-resume-guard task runner. Every output goes under build/ (git-ignored).
 GO       ?= go
 BUILD    := build
+# Modules of their own, with heavy validation-only dependencies.
+MONITORING := deploy/monitoring
 WASM     := $(BUILD)/mcp-resume-guard.wasm
 FUZZTIME ?= 30s
 
@@ -12,10 +14,11 @@ all: build
 build:
 	$(GO) run ./internal/tools/wasmbuild -o $(WASM) ./filter
 
-## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation)
+## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation, alert rules and dashboard)
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	cd $(MONITORING) && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## e2e: the end-to-end scenarios against the built .wasm in the embedded host
 e2e: build
@@ -47,6 +50,7 @@ check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	cd $(MONITORING) && $(GO) vet ./... && $(GO) mod tidy -diff
 
 clean:
 	rm -rf $(BUILD)
