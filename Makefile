@@ -5,14 +5,19 @@ BUILD    := build
 MONITORING := deploy/monitoring
 WASM     := $(BUILD)/mcp-resume-guard.wasm
 FUZZTIME ?= 30s
+# The build make build stamps into the plugin and make oci into the image's
+# annotations: the closest tag (git describe; dev without one), the commit.
+VERSION  ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE   ?= https://github.com/mcp-resume-guard/mcp-resume-guard
 
 .PHONY: all build test e2e demo bench fuzz oci check clean
 
 all: build
 
-## build: the plugin as a standard-Go WASI reactor (build/mcp-resume-guard.wasm)
+## build: the plugin as a standard-Go WASI reactor (build/mcp-resume-guard.wasm), stamped with VERSION and COMMIT
 build:
-	$(GO) run ./internal/tools/wasmbuild -o $(WASM) ./filter
+	$(GO) run ./internal/tools/wasmbuild -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(WASM) ./filter
 
 ## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation, alert rules and dashboard)
 test: build
@@ -41,9 +46,10 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
 	done < $(BUILD)/fuzz-targets.txt
 
-## oci: the plugin as an OCI image layout for Istio / Envoy Gateway (build/mcp-resume-guard-oci.tar)
+## oci: the plugin as an OCI image layout for Istio / Envoy Gateway (build/mcp-resume-guard-oci.tar), annotated with VERSION, COMMIT and SOURCE
 oci: build
-	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar
+	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar \
+		-version $(VERSION) -revision $(COMMIT) -source $(SOURCE)
 
 ## check: fails on gofmt, go vet or go mod tidy differences
 check:

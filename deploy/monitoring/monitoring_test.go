@@ -189,8 +189,10 @@ func checkDashboard(content []byte) ([]string, error) {
 	var raw struct {
 		Panels []struct {
 			Options     json.RawMessage
-			FieldConfig struct{ Defaults struct{ Custom json.RawMessage } }
-			Targets     []json.RawMessage
+			FieldConfig struct {
+				Defaults struct{ Custom json.RawMessage }
+			}
+			Targets []json.RawMessage
 		}
 	}
 	if err := json.Unmarshal(content, &raw); err != nil {
@@ -314,10 +316,10 @@ func TestMetricNamesComeFromCounters(t *testing.T) {
 		}
 	}
 	for expr, wantErr := range map[string]string{
-		"rate(mcp_resume_guard_reinits_total[5m])":                      "defines no metric mcp_resume_guard_reinits_total",
-		`rate({__name__=~"mcp_resume_guard_reinit_.+"}[5m])`:            "exact name",
-		`sum(rate({job="envoy"}[5m]))`:                                  "selects no metric by name",
-		"envoy_cluster_upstream_rq_total":                               "defines no metric envoy_cluster_upstream_rq_total",
+		"rate(mcp_resume_guard_reinits_total[5m])":                       "defines no metric mcp_resume_guard_reinits_total",
+		`rate({__name__=~"mcp_resume_guard_reinit_.+"}[5m])`:             "exact name",
+		`sum(rate({job="envoy"}[5m]))`:                                   "selects no metric by name",
+		"envoy_cluster_upstream_rq_total":                                "defines no metric envoy_cluster_upstream_rq_total",
 		"increase(mcp_resume_guard_fail_open_total[5m] > 0":              "unclosed left parenthesis",
 		"increase(mcp_resume_guard_fail_open_total[5m]) > 0 and on(job)": "unexpected end of input",
 	} {
