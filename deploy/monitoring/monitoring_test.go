@@ -27,7 +27,7 @@ const (
 )
 
 // promql parses PromQL as Prometheus does, with its stable functions only.
-var promql = parser.NewParser(parser.Options{})
+var promqlParser = parser.NewParser(parser.Options{})
 
 // definedMetrics returns the metric names the plugin defines, from package
 // counters, their single source of truth.
@@ -43,7 +43,7 @@ func definedMetrics() []string {
 // selects. Every selector must name its metric exactly, and every name must
 // be one the plugin defines.
 func metricNames(expr string) ([]string, error) {
-	e, err := promql.ParseExpr(expr)
+	e, err := promqlParser.ParseExpr(expr)
 	if err != nil {
 		return nil, fmt.Errorf("PromQL %q: %w", expr, err)
 	}
@@ -86,7 +86,7 @@ var severities = []string{"critical", "warning", "info"}
 // counters), and what an operator needs from each alert. It returns the
 // metric names the rules use and the alert names.
 func checkRules(content []byte) (metrics, alerts []string, err error) {
-	groups, errs := rulefmt.Parse(content, false, model.UTF8Validation, promql, slog.New(slog.DiscardHandler))
+	groups, errs := rulefmt.Parse(content, false, model.UTF8Validation, promqlParser, slog.New(slog.DiscardHandler))
 	if len(errs) > 0 {
 		return nil, nil, fmt.Errorf("rulefmt: %w", errors.Join(errs...))
 	}
@@ -131,7 +131,7 @@ var requiredAlerts = map[string][]string{
 // checkRequiredAlerts checks that every alert of requiredAlerts exists and
 // watches its metrics.
 func checkRequiredAlerts(content []byte) error {
-	groups, errs := rulefmt.Parse(content, false, model.UTF8Validation, promql, slog.New(slog.DiscardHandler))
+	groups, errs := rulefmt.Parse(content, false, model.UTF8Validation, promqlParser, slog.New(slog.DiscardHandler))
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
