@@ -8,5 +8,7 @@
 // parser, parse every PromQL expression of the rules and of the dashboard's
 // panels with Prometheus's PromQL parser, decode the dashboard strictly with
 // Grafana's schema types, and check every metric named against package
-// counters, the plugin's single list of its counters.
+// counters, the plugin's single list of its counters. They also evaluate
+// every alert with Prometheus's query engine over simulated scrapes of one
+// Envoy, to see each fire on its condition and stay quiet otherwise.
 package monitoring
