@@ -1,8 +1,15 @@
 # mcp-resume-guard task runner. Every output goes under build/ (git-ignored).
 GO       ?= go
 BUILD    := build
+# Modules of their own, with heavy validation-only dependencies.
+MONITORING := deploy/monitoring
 WASM     := $(BUILD)/mcp-resume-guard.wasm
 FUZZTIME ?= 30s
+# The build make build stamps into the plugin and make oci into the image's
+# annotations: the closest tag (git describe; dev without one), the commit.
+VERSION  ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE   ?= https://github.com/mcp-resume-guard/mcp-resume-guard
 
 .PHONY: all build test e2e demo bench fuzz oci check clean run
 
@@ -24,14 +31,15 @@ endif
 
 all: build
 
-## build: the plugin as a standard-Go WASI reactor (build/mcp-resume-guard.wasm)
+## build: the plugin as a standard-Go WASI reactor (build/mcp-resume-guard.wasm), stamped with VERSION and COMMIT
 build:
-	$(GO) run ./internal/tools/wasmbuild -o $(WASM) ./filter
+	$(GO) run ./internal/tools/wasmbuild -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(WASM) ./filter
 
-## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation)
+## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation, alert rules and dashboard)
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	cd $(MONITORING) && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## e2e: the end-to-end scenarios against the built .wasm in the embedded host
 e2e: build
@@ -59,15 +67,17 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
 	done < $(BUILD)/fuzz-targets.txt
 
-## oci: the plugin as an OCI image layout for Istio / Envoy Gateway (build/mcp-resume-guard-oci.tar)
+## oci: the plugin as an OCI image layout for Istio / Envoy Gateway (build/mcp-resume-guard-oci.tar), annotated with VERSION, COMMIT and SOURCE
 oci: build
-	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar
+	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar \
+		-version $(VERSION) -revision $(COMMIT) -source $(SOURCE)
 
 ## check: fails on gofmt, go vet or go mod tidy differences
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	cd $(MONITORING) && $(GO) vet ./... && $(GO) mod tidy -diff
 
 clean:
 	rm -rf $(BUILD)
