@@ -74,24 +74,14 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	if !p.started || len(p.cfg.Routes) == 0 {
 		return action
 	}
-	req := readRequestHeaders()
-	var routeName string
-	if p.cfg.NeedsRouteName() {
-		if b, err := proxywasm.GetProperty(propRouteName); err == nil {
-			routeName = string(b)
-		}
-	}
-	h.transport = p.cfg.Match(routeName, req.path)
-	if h.transport == cursor.TransportNone {
+	// Guarded or not, from the route name or :path alone (headers.go).
+	route := matchRoute(&p.cfg)
+	if h.transport = route.transport; h.transport == cursor.TransportNone {
 		return action
 	}
+	req := readRequestHeaders(route)
 	method := req.method
-	// A copy: the header values alias the whole request header block,
-	// which a long SSE stream would otherwise keep alive.
-	h.session = strings.Clone(req.session)
-	if h.session == "" && h.transport == cursor.TransportSSE {
-		h.session = queryParam(req.path, "sessionId", "session_id")
-	}
+	h.session = req.session // a copy, kept for the response path
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
 	if last == "" {
@@ -246,7 +236,8 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	if sid, _ := proxywasm.GetHttpResponseHeader("mcp-session-id"); sid != "" {
 		// An initialize answered as a stream: its session comes back in
 		// the response, and wins over a stale one the request carried.
-		h.session = sid
+		// A copy: host data is only valid during the callback.
+		h.session = strings.Clone(sid)
 	}
 	if ce, _ := proxywasm.GetHttpResponseHeader("content-encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// Compressed SSE cannot be rewritten without decoding it; pass it
