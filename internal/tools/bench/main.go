@@ -1,7 +1,7 @@
 // Command bench is the driver of make bench: it builds the plugin and its
 // baselines (package internal/bench), measures them side by side in the
 // embedded proxy-wasm host, prints every figure with its method, and ends
-// with exactly the seven BENCH name=value lines of issue 5.
+// with one BENCH name=value line per figure (issues 5 and 9).
 //
 //	go run ./internal/tools/bench            # the full run (a few minutes)
 //	go run ./internal/tools/bench -quick     # every figure, little precision
