@@ -81,21 +81,26 @@ func (a *hostArena) grow(size int) *byte {
 	if a.cur != nil {
 		a.old = append(a.old, a.cur)
 	}
-	a.cur = make([]byte, blockAfter(len(a.cur)))
+	a.cur = make([]byte, blockFor(2*len(a.cur), size))
 	a.off = size
 	return &a.cur[0]
 }
 
-// blockAfter is the size of the block that replaces an outgrown one of n
-// bytes. (The SDK's go.mod says go 1.19: no min and max here.)
-func blockAfter(n int) int {
-	switch {
-	case n < arenaMinBlock:
-		return arenaMinBlock
-	case 2*n > arenaMaxBlock:
-		return arenaMaxBlock
+// blockFor is the size of the block that replaces one of n bytes which
+// could not hold need bytes: n doubled until it holds them, within
+// [arenaMinBlock, arenaMaxBlock]. (The SDK's go.mod says go 1.19: no min
+// and max here.)
+func blockFor(n, need int) int {
+	if n < arenaMinBlock {
+		n = arenaMinBlock
 	}
-	return 2 * n
+	for n < need && n < arenaMaxBlock {
+		n *= 2
+	}
+	if n > arenaMaxBlock {
+		n = arenaMaxBlock
+	}
+	return n
 }
 
 // rewind makes the whole current block available again and lets the
@@ -112,7 +117,9 @@ func (a *hostArena) rewind() {
 		}
 		a.old = a.old[:0]
 		if a.used > len(a.cur) && len(a.cur) < arenaMaxBlock {
-			a.cur = make([]byte, blockAfter(len(a.cur)))
+			// This callback needed more: give the next one a block
+			// that holds all of it.
+			a.cur = make([]byte, blockFor(len(a.cur), a.used))
 		}
 	}
 	a.off, a.used = 0, 0
