@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/binary"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -372,7 +371,7 @@ func queryParam(pathOrURL string, names ...string) string {
 		for _, n := range names {
 			if k == n {
 				if strings.ContainsAny(v, "%+") {
-					if u, err := url.QueryUnescape(v); err == nil {
+					if u, ok := queryUnescape(v); ok {
 						return u
 					}
 				}
