@@ -105,6 +105,7 @@ func (c *httpContext) OnHttpRequestHeaders(numHeaders int, endOfStream bool) typ
 	c.plugin.requests.Increment(1)
 	c.tests = map[string]bool{}
 	t, _ := proxywasm.GetHttpRequestHeader("x-test")
+	t = strings.Clone(t) // kept for later callbacks (the glue reuses host data)
 	for _, s := range strings.Split(t, ",") {
 		c.tests[strings.TrimSpace(s)] = true
 	}
