@@ -28,7 +28,7 @@ type Options struct {
 	ChurnMaxSessions int // max_sessions during churn
 
 	SurvivalCycles   int // GC cycles the survival run must prove (0: skip)
-	SurvivalPadBytes int // header bytes the guest copies per survival request
+	SurvivalPadBytes int // session bytes the guest copies per survival request
 
 	// Progress receives one line per step (nil: silent).
 	Progress io.Writer
