@@ -12,7 +12,7 @@ import (
 )
 
 // growth runs mixed traffic through one guard VM and records its linear
-// memory at request o.GrowthFrom and at request o.GrowthTo: requests (70%),
+// memory at requests o.GrowthEarly, o.GrowthFrom and o.GrowthTo: requests (70%),
 // resumes with known cursors (20%), untagged cursors that force a
 // re-initialization (4%), short event streams (5%) and DELETEs (1%), over a
 // rolling set of sessions so that records are created and evicted all along.
@@ -45,13 +45,15 @@ func growth(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 			return fmt.Errorf("bench: growth, request %d: %w", i, err)
 		}
 		switch i {
+		case o.GrowthEarly:
+			rep.MemoryAtEarly = int64(h.Stats().VMMemoryBytes[0])
 		case o.GrowthFrom:
 			rep.MemoryAtFrom = int64(h.Stats().VMMemoryBytes[0])
 		case o.GrowthTo:
 			rep.MemoryAtTo = int64(h.Stats().VMMemoryBytes[0])
 		}
 	}
-	rep.GrowthFrom, rep.GrowthTo = o.GrowthFrom, o.GrowthTo
+	rep.GrowthEarly, rep.GrowthFrom, rep.GrowthTo = o.GrowthEarly, o.GrowthFrom, o.GrowthTo
 	if st := h.Stats(); st.Traps > 0 {
 		return fmt.Errorf("bench: growth: %d traps", st.Traps)
 	}

@@ -35,8 +35,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.StreamBytes>>10, r.StreamChunks, mbps(r.SSE.A()), mbps(r.SSE.B()), f.SSEThroughputRatio)
 	p("native rewriter as the plugin runs it (last event with an ID classified per chunk) %.0f MB/s, copy() %.0f MB/s -> ratio %.3f; classifying every event %.0f MB/s (ratio %.3f)",
 		mbps(r.Rewriter.A()), mbps(r.Rewriter.B()), f.RewriterMemcpyRatio, mbps(r.RewriterFull.A()), inverse(r.RewriterFull.Ratio()))
-	p("guest memory: %.2f MiB at request %d, %.2f MiB at request %d -> growth %.3f MiB",
-		mib(r.MemoryAtFrom), r.GrowthFrom, mib(r.MemoryAtTo), r.GrowthTo, f.VMMemoryGrowthMiB)
+	p("guest memory: %.2f MiB at request %d, %.2f MiB at request %d, %.2f MiB at request %d -> growth %.3f MiB over the last window",
+		mib(r.MemoryAtEarly), r.GrowthEarly, mib(r.MemoryAtFrom), r.GrowthFrom, mib(r.MemoryAtTo), r.GrowthTo, f.VMMemoryGrowthMiB)
 	p("shared data: %d live sessions (4 streams each) in %d keys, %d bytes -> %.1f B/session",
 		r.PerSession.Live, r.PerSession.Keys, r.PerSession.Bytes, f.SharedBytesPerSession)
 	evicted := "not checked"
