@@ -25,7 +25,7 @@ e2e: build
 demo: build
 	$(GO) run ./cmd/demo -wasm $(WASM)
 
-## bench: the plugin side by side with its baselines in the embedded host (about 2 minutes); ends with the seven BENCH lines
+## bench: the plugin side by side with its baselines and floor in the embedded host (about 7 minutes on a busy 2-core machine); ends with the twelve BENCH lines
 bench: build
 	$(GO) run ./internal/tools/bench -dir $(BUILD)
 
