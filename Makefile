@@ -54,7 +54,7 @@ run: build
 	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
 	$(GUARDPROXY) -wasm $(WASM) -envoy $(ENVOY) $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'
 
-## bench: the plugin side by side with its baselines in the embedded host (about 2 minutes); ends with the seven BENCH lines
+## bench: the plugin side by side with its baselines and floor in the embedded host (about 7 minutes on a busy 2-core machine); ends with the twelve BENCH lines
 bench: build
 	$(GO) run ./internal/tools/bench -dir $(BUILD)
 
