@@ -299,7 +299,9 @@ func TestUnpatchedProbeAbortsAtGC(t *testing.T) {
 	})
 
 	t.Run("sleep during _initialize", func(t *testing.T) {
-		h := &oldEnvoyHost{restrict: true, environ: []string{"PROBE_INIT_SLEEP_MS=200" // long enough that the timer has not fired when the scheduler parks, even on a loaded machine}}
+		// Long enough that the timer has not fired when the scheduler
+		// parks, even on a loaded machine (1 ms flaked).
+		h := &oldEnvoyHost{restrict: true, environ: []string{"PROBE_INIT_SLEEP_MS=200"}}
 		ctx := load(t, res, h)
 		err := h.lifecycle(ctx, 1)
 		if err == nil {
