@@ -12,10 +12,11 @@ all: build
 build:
 	$(GO) run ./internal/tools/wasmbuild -o $(WASM) ./filter
 
-## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation)
+## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation; envoy/gateway is a module of its own)
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	cd envoy/gateway && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## e2e: the end-to-end scenarios against the built .wasm in the embedded host
 e2e: build
@@ -47,6 +48,7 @@ check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	cd envoy/gateway && $(GO) vet ./... && $(GO) mod tidy -diff
 
 clean:
 	rm -rf $(BUILD)
