@@ -70,25 +70,24 @@ func (d Decision) Tombstones() bool {
 // Decide applies the resume decision table of DESIGN.md §2 to a request on a
 // route of transport route, carrying the client's Last-Event-ID cursor ("" if
 // none), for a session whose watermark record is rec (nil when the filter
-// holds none: no session, unknown session, or expired record).
+// holds none: no session, unknown session, or expired record; a record with
+// only Tombstoned set when the session is tombstoned but has no watermarks).
 //
-// A request without a cursor is never judged (the table's first row, as in
-// DESIGN.md): it cannot skip an event, and it needs no shared-data lookup,
-// which keeps ordinary MCP traffic cheap. A tombstone therefore refuses every
-// later resume of the session, whatever its cursor.
+// A tombstoned session is refused on every request, with or without a
+// cursor: the MCP spec says a server that terminated a session answers 404
+// to every request carrying its ID. A cross-transport cursor is reported as
+// such even on a tombstoned session: it is the seed's signature, logged and
+// counted whatever else holds (both answers are the same 404).
 //
-//	| case            | condition                                   | default              |
-//	| no cursor       | cursor == ""                                | Forward              |
-//	| cross-transport | prefix transport ≠ route                    | Reinit, always       |
-//	| tombstoned      | rec.Tombstoned                              | Reinit               |
-//	| untagged        | no sse:/http: prefix, or nothing after it   | Reinit (passthrough) |
-//	| unknown         | no tail mentions the cursor                 | strip (reinit)       |
+//	| case            | condition                                     | default              |
+//	| cross-transport | prefix transport ≠ route                      | Reinit, always       |
+//	| tombstoned      | rec.Tombstoned (any request of the session)   | Reinit               |
+//	| no cursor       | cursor == ""                                  | Forward              |
+//	| untagged        | no sse:/http: prefix, or nothing after it     | Reinit (passthrough) |
+//	| unknown         | no tail mentions the cursor                   | strip (reinit)       |
 //	| drain race      | cursor = last ID of an unacked tail, in scope | Reinit (rewind, observe) |
-//	| normal          | anything else                               | strip                |
+//	| normal          | anything else                                 | strip                |
 func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
-	if cursor == "" {
-		return Decision{Action: Forward, Reason: ReasonNoCursor}
-	}
 	t, id := SplitTagged(cursor)
 	if id == "" {
 		// "sse:" or "http:" alone: the filter never tags an empty ID (an
@@ -96,12 +95,13 @@ func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 		t = TransportNone
 	}
 	if t != TransportNone && t != route {
-		// Before the tombstone: every cross-transport cursor is logged and
-		// counted as such, whatever else holds.
 		return Decision{Action: Reinit, Reason: ReasonCrossTransport}
 	}
 	if rec != nil && rec.Tombstoned {
 		return Decision{Action: Reinit, Reason: ReasonTombstoned}
+	}
+	if cursor == "" {
+		return Decision{Action: Forward, Reason: ReasonNoCursor}
 	}
 	if t == TransportNone {
 		if p.Untagged == UntaggedPassthrough {

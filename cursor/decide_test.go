@@ -9,7 +9,7 @@ func tail(stream uint32, t Transport, last, prev string, kind EventKind, acked b
 
 // rec builds a live record of session "s-77" holding tails, newest first.
 func rec(tails ...Tail) *Record {
-	return &Record{SessionID: "s-77", Created: 100, Updated: 200, Tails: tails}
+	return &Record{Session: KeyOf("s-77"), Created: 100, Updated: 200, Tails: tails}
 }
 
 // Policies used by the table, named after the option they set.
@@ -61,21 +61,26 @@ var decideCases = []decideCase{
 
 	// Row "no cursor" comes first: a request without a cursor is never
 	// judged, even on a tombstoned session.
-	{name: "no_cursor/beats_tombstone", route: TransportHTTP, cursor: "",
-		rec: &Record{SessionID: "s-77", Tombstoned: true}, policy: defaults,
-		action: Forward, reason: ReasonNoCursor},
+	// A tombstoned session is refused on every request, cursor or not (MCP:
+	// a terminated session answers 404 to every request with its ID).
+	{name: "tombstoned/no_cursor", route: TransportHTTP, cursor: "",
+		rec: &Record{Session: KeyOf("s-77"), Tombstoned: true}, policy: defaults,
+		action: Reinit, reason: ReasonTombstoned},
+	{name: "tombstoned/no_cursor_legacy", route: TransportSSE, cursor: "",
+		rec: &Record{Session: KeyOf("s-77"), Tombstoned: true}, policy: lenient,
+		action: Reinit, reason: ReasonTombstoned},
 
 	// Row "tombstoned session": re-init again; it beats every row below.
 	{name: "tombstoned/beats_normal_cursor", route: TransportHTTP, cursor: "http:e-103",
-		rec: &Record{SessionID: "s-77", Tombstoned: true, Tails: []Tail{raceHTTP}}, policy: defaults,
+		rec: &Record{Session: KeyOf("s-77"), Tombstoned: true, Tails: []Tail{raceHTTP}}, policy: defaults,
 		action: Reinit, reason: ReasonTombstoned},
 	{name: "tombstoned/beats_untagged_passthrough", route: TransportHTTP, cursor: "e-104",
-		rec: &Record{SessionID: "s-77", Tombstoned: true}, policy: lenient,
+		rec: &Record{Session: KeyOf("s-77"), Tombstoned: true}, policy: lenient,
 		action: Reinit, reason: ReasonTombstoned},
 	// A cross-transport cursor keeps its own reason (and so its log line
 	// and counter) on a tombstoned session too.
 	{name: "cross_transport/beats_tombstone", route: TransportHTTP, cursor: "sse:e-104",
-		rec: &Record{SessionID: "s-77", Tombstoned: true, Tails: []Tail{seedTail}}, policy: defaults,
+		rec: &Record{Session: KeyOf("s-77"), Tombstoned: true, Tails: []Tail{seedTail}}, policy: defaults,
 		action: Reinit, reason: ReasonCrossTransport, detected: true},
 
 	// Row "untagged": re-init by default, passthrough for the rollout window.
@@ -157,9 +162,10 @@ var decideCases = []decideCase{
 	{name: "drain_race/scope_all_request", route: TransportHTTP, cursor: "http:e-105",
 		rec: rec(tail(4, TransportHTTP, "e-105", "e-104", KindRequest, false)), policy: scopeAll,
 		action: Reinit, reason: ReasonDrainRace, detected: true, stream: 4},
-	{name: "drain_race/scope_all_priming", route: TransportHTTP, cursor: "http:p-0",
+	// A priming event is never in scope: resuming from it loses nothing.
+	{name: "normal/scope_all_priming", route: TransportHTTP, cursor: "http:p-0",
 		rec: rec(tail(4, TransportHTTP, "p-0", "", KindPriming, false)), policy: Policy{Scope: ScopeAll, Unacked: UnackedRewind},
-		action: Reinit, reason: ReasonDrainRace, detected: true, stream: 4},
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "p-0", stream: 4},
 	{name: "drain_race/scope_all_other_rewind", route: TransportSSE, cursor: "sse:e-2",
 		rec: rec(tail(4, TransportSSE, "e-2", "e-1", KindOther, false)), policy: Policy{Scope: ScopeAll, Unacked: UnackedRewind},
 		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-1", rewound: true, detected: true, stream: 4},
@@ -244,15 +250,15 @@ func TestDecide(t *testing.T) {
 // client resumes on the Streamable HTTP endpoint with the tagged cursor.
 func TestDecideSeed(t *testing.T) {
 	var r Record
-	r.SessionID = "s-77"
-	r.Observe(1, TransportSSE, "e-100", "", KindOther, 10) // endpoint event
+	r.Session = KeyOf("s-77")
+	r.Observe(1, TransportSSE, "e-100", "", KindOther, 10, Policy{}) // endpoint event
 	for i, id := range []string{"e-101", "e-102", "e-103", "e-104"} {
 		prev := r.Tails[0].LastID
 		kind := KindNotification
 		if id == "e-104" {
 			kind = KindResponse
 		}
-		r.Observe(1, TransportSSE, id, prev, kind, uint32(11+i))
+		r.Observe(1, TransportSSE, id, prev, kind, uint32(11+i), Policy{})
 	}
 	// The idle timeout cut the stream: no Ack.
 	cursor := Tagged(TransportSSE, "e-104")
@@ -342,8 +348,8 @@ func TestPolicyInScope(t *testing.T) {
 		if got, want := (Policy{}).InScope(k), k == KindResponse; got != want {
 			t.Errorf("scope responses, kind %v: InScope = %v, want %v", k, got, want)
 		}
-		if !(Policy{Scope: ScopeAll}).InScope(k) {
-			t.Errorf("scope all, kind %v: InScope = false", k)
+		if got, want := (Policy{Scope: ScopeAll}).InScope(k), k != KindPriming; got != want {
+			t.Errorf("scope all, kind %v: InScope = %v, want %v", k, got, want)
 		}
 	}
 }
@@ -368,7 +374,7 @@ func cloneRecord(r *Record) Record {
 
 // recordsEqual compares two records, treating nil and empty Tails alike.
 func recordsEqual(a, b Record) bool {
-	if a.SessionID != b.SessionID || a.Tombstoned != b.Tombstoned ||
+	if a.Session != b.Session || a.Tombstoned != b.Tombstoned ||
 		a.Created != b.Created || a.Updated != b.Updated || len(a.Tails) != len(b.Tails) {
 		return false
 	}
@@ -399,7 +405,7 @@ func FuzzDecide(f *testing.F) {
 			Replay:   ReplayMode(pol >> 4 & 1),
 			Unknown:  UnknownPolicy(pol >> 5 & 1),
 		}
-		r := &Record{SessionID: "s", Tombstoned: tomb, Tails: []Tail{
+		r := &Record{Session: KeyOf("s"), Tombstoned: tomb, Tails: []Tail{
 			{Stream: 1, Transport: TransportSSE, LastID: last, PrevID: prev, LastKind: EventKind(kind % 5), Acked: acked},
 			{Stream: 2, Transport: TransportHTTP, LastID: last, PrevID: prev, LastKind: EventKind(kind % 5), Acked: acked},
 		}}
@@ -412,15 +418,16 @@ func FuzzDecide(f *testing.F) {
 			}
 		}
 		switch {
-		case cursor == "":
-			want(ReasonNoCursor)
 		case ct != TransportNone && id != "" && ct != rt:
 			want(ReasonCrossTransport)
 			if d.Action != Reinit {
 				t.Fatalf("cross-transport cursor %q not re-initialized", cursor)
 			}
 		case tomb:
+			// Every request of a tombstoned session, cursor or not.
 			want(ReasonTombstoned)
+		case cursor == "":
+			want(ReasonNoCursor)
 		case ct == TransportNone || id == "":
 			want(ReasonUntagged)
 		}
@@ -450,9 +457,12 @@ func FuzzDecide(f *testing.F) {
 		if d.Tail != nil && d.Tail.Transport != rt {
 			t.Fatalf("matched a tail of transport %v on a %v route", d.Tail.Transport, rt)
 		}
-		// The drain race is exactly: same transport, cursor = an unacked
-		// in-scope last ID.
-		race := !tomb && ct == rt && last == id && !acked && p.InScope(EventKind(kind%5))
+		// The drain race is exactly: a tagged cursor with an ID, of the
+		// route's transport, equal to an unacked last ID in scope (responses,
+		// or every kind but priming events under unacked_scope: all).
+		k := EventKind(kind % 5)
+		inScope := k == KindResponse || p.Scope == ScopeAll && k != KindPriming
+		race := !tomb && id != "" && ct == rt && last == id && !acked && inScope
 		if race != (d.Reason == ReasonDrainRace) {
 			t.Fatalf("Decide(%v, %q) reason %v; drain race expected: %v", rt, cursor, d.Reason, race)
 		}

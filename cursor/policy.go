@@ -34,7 +34,7 @@ const (
 	// ScopeResponses acts only when the unacked event is a JSON-RPC
 	// response or error (the default: that is the result the seed loses).
 	ScopeResponses Scope = iota
-	// ScopeAll acts on every kind of event.
+	// ScopeAll acts on every kind of event except priming events.
 	ScopeAll
 )
 
@@ -72,7 +72,9 @@ type Policy struct {
 }
 
 // InScope reports whether an unacknowledged last event of kind k makes a
-// drain race under p.
+// drain race under p. A priming event (an ID with empty data, MCP
+// 2025-11-25) never does: resuming from it loses nothing, it is the very
+// point resumability exists for.
 func (p Policy) InScope(k EventKind) bool {
-	return p.Scope == ScopeAll || k == KindResponse
+	return k == KindResponse || p.Scope == ScopeAll && k != KindPriming
 }

@@ -9,20 +9,16 @@ import (
 const (
 	// MaxTails is how many recent stream tails a record keeps per session.
 	MaxTails = 4
-	// MaxRecordBytes bounds an encoded record; Encode drops the oldest tails
-	// until the record fits.
+	// MaxRecordBytes bounds an encoded record; tails are evicted (see
+	// Record.Observe) until the record fits.
 	MaxRecordBytes = 512
-	// MaxSessionIDBytes is the longest session ID the filter tracks. Longer
-	// IDs are legal MCP but are treated as "no watermark".
-	MaxSessionIDBytes = 128
 	// MaxEventIDBytes is the longest event ID a tail keeps; longer IDs are
 	// not recorded (a resume with them is "unknown").
 	MaxEventIDBytes = 256
 )
 
 const (
-	recordVersion   = 1
-	flagTombstone   = 1 << 0
+	recordVersion   = 2
 	tailFlagAcked   = 1 << 0
 	tailKindShift   = 1
 	tailKindMask    = 0x7
@@ -46,11 +42,15 @@ type Tail struct {
 // Record is everything the filter keeps about one MCP session, in one
 // shared-data slot.
 type Record struct {
-	SessionID  string
-	Tombstoned bool   // a re-initialization was forced; every request with the session gets one
-	Created    uint32 // unix seconds
-	Updated    uint32 // unix seconds
-	Tails      []Tail // newest first, at most MaxTails
+	Session SessionKey // digest of the session ID (KeyOf)
+	Created uint32     // unix seconds
+	Updated uint32     // unix seconds
+	Tails   []Tail     // newest first, at most MaxTails
+
+	// Tombstoned is set by Store.Load when the session is in the
+	// tombstone table (a re-initialization was forced): every request with
+	// it is refused. It is not part of the encoded record.
+	Tombstoned bool
 }
 
 // Expired reports whether r was last updated more than ttl seconds before now.
@@ -58,27 +58,76 @@ func (r *Record) Expired(now, ttl uint32) bool {
 	return now > r.Updated && now-r.Updated > ttl
 }
 
-// Observe records that stream sent last (and before it prev) on transport t.
-// The stream's tail moves to the front; the oldest tail beyond MaxTails goes.
-// An ID longer than MaxEventIDBytes is not recorded.
-func (r *Record) Observe(stream uint32, t Transport, last, prev string, kind EventKind, now uint32) {
+// Observe records that stream sent last (and before it prev) on transport t,
+// and reports whether the record changed. An ID longer than MaxEventIDBytes
+// is not recorded (nothing changes). The stream's tail moves to the front.
+//
+// When the record already holds MaxTails other streams, or would no longer
+// fit MaxRecordBytes, a tail is evicted, chosen by what can still change a
+// decision under p (Record.victim).
+func (r *Record) Observe(stream uint32, t Transport, last, prev string, kind EventKind, now uint32, p Policy) bool {
 	if len(last) > MaxEventIDBytes {
-		return
+		return false
 	}
 	if len(prev) > MaxEventIDBytes {
 		prev = ""
 	}
 	tail := Tail{Stream: stream, Transport: t, LastID: last, PrevID: prev, LastKind: kind}
-	i := r.tailIndex(stream)
-	if i < 0 {
-		if len(r.Tails) < MaxTails {
-			r.Tails = append(r.Tails, Tail{})
-		}
-		i = len(r.Tails) - 1
+	if i := r.tailIndex(stream); i >= 0 {
+		r.Tails = append(r.Tails[:i], r.Tails[i+1:]...)
 	}
-	copy(r.Tails[1:i+1], r.Tails[:i])
+	r.Tails = append(r.Tails, Tail{})
+	copy(r.Tails[1:], r.Tails)
 	r.Tails[0] = tail
+	for len(r.Tails) > MaxTails || len(r.Tails) > 1 && r.encodedLen() > MaxRecordBytes {
+		r.evict(p)
+	}
 	r.Updated = now
+	return true
+}
+
+// evict drops the victim among r.Tails[1:] (the newest tail is the one
+// being written and is never the victim).
+func (r *Record) evict(p Policy) {
+	i := r.victim(p)
+	r.Tails = append(r.Tails[:i], r.Tails[i+1:]...)
+}
+
+// victim returns the index of the tail to drop when the record is full.
+//
+// Under unknown_cursor: forward, a tail whose cursor would be forwarded
+// anyway makes no difference to any decision when it goes ("normal" and
+// "unknown" both forward): the oldest acknowledged tail goes first, then the
+// oldest whose last event is out of scope, and only then the oldest of the
+// unacknowledged in-scope tails — the ones that stop the seed's loss. Under
+// unknown_cursor: reinit every tail turns a later cursor from "unknown"
+// (re-initialized) into "normal", so the oldest goes.
+func (r *Record) victim(p Policy) int {
+	oldest := len(r.Tails) - 1
+	if p.Unknown == UnknownReinit {
+		return oldest
+	}
+	acked, outOfScope := -1, -1
+	for i := oldest; i >= 1; i-- {
+		tl := &r.Tails[i]
+		switch {
+		case tl.Acked:
+			if acked < 0 {
+				acked = i
+			}
+		case !p.InScope(tl.LastKind):
+			if outOfScope < 0 {
+				outOfScope = i
+			}
+		}
+	}
+	switch {
+	case acked >= 0:
+		return acked
+	case outOfScope >= 0:
+		return outOfScope
+	}
+	return oldest
 }
 
 // Ack marks stream's tail acknowledged. It reports whether the record changed.
@@ -90,12 +139,6 @@ func (r *Record) Ack(stream uint32, now uint32) bool {
 	r.Tails[i].Acked = true
 	r.Updated = now
 	return true
-}
-
-// Tombstone marks the session force-re-initialized.
-func (r *Record) Tombstone(now uint32) {
-	r.Tombstoned = true
-	r.Updated = now
 }
 
 func (r *Record) tailIndex(stream uint32) int {
@@ -119,28 +162,49 @@ func (r *Record) find(t Transport, id string) *Tail {
 	return nil
 }
 
-// AppendEncode appends the wire form of r to dst. The format (version 1):
+// encodedLen is len(r.AppendEncode(nil)) with every tail kept.
+func (r *Record) encodedLen() int {
+	n := 2 + uvarintLen(uint64(r.Created)) + uvarintLen(uint64(r.Updated)) + len(r.Session) + 1
+	for i := range r.Tails {
+		t := &r.Tails[i]
+		shared := commonPrefix(t.LastID, t.PrevID)
+		rest := len(t.PrevID) - shared
+		n += uvarintLen(uint64(t.Stream)) + 1 +
+			uvarintLen(uint64(len(t.LastID))) + len(t.LastID) +
+			uvarintLen(uint64(shared)) + uvarintLen(uint64(rest)) + rest
+	}
+	return n
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// AppendEncode appends the wire form of r to dst. The format (version 2):
 //
-//	u8 version=1, u8 flags (bit 0: tombstoned),
-//	uvarint created, uvarint updated, uvarint len(session), session,
+//	u8 version=2, u8 flags (none defined; 0),
+//	uvarint created, uvarint updated, 16 bytes session key,
 //	u8 tail count, then per tail, newest first:
 //	  uvarint stream, u8 (acked | kind<<1 | transport<<4),
 //	  uvarint len(last), last,
 //	  uvarint n (bytes prev shares with the start of last),
 //	  uvarint len(rest of prev), rest of prev
 //
-// For example session "s-77", one unacked response tail e-104 after e-103 is
-// 01 00 <created> <updated> 04 "s-77" 01 <stream> 22 05 "e-104" 04 01 "3":
+// For example one unacked response tail e-104 after e-103 is
+// 02 00 <created> <updated> <16-byte key> 01 <stream> 22 05 "e-104" 04 01 "3":
 // the shared-allocator IDs cost one byte for the previous ID.
 //
 // Only what Decode accepts is written: at most MaxTails tails, and a tail
 // with an ID longer than MaxEventIDBytes is left out. Tails are dropped,
-// oldest first, until the record fits MaxRecordBytes; an error is returned
-// only if the session ID alone does not fit.
+// oldest first, until the record fits MaxRecordBytes (Observe already keeps
+// a record within it, choosing what to evict). The error is always nil; it
+// is kept for callers that encode records from elsewhere.
 func (r *Record) AppendEncode(dst []byte) ([]byte, error) {
-	if len(r.SessionID) > MaxSessionIDBytes {
-		return dst, errors.New("cursor: session ID longer than 128 bytes is not tracked")
-	}
 	var keep [MaxTails]Tail
 	tails := keep[:0]
 	for _, t := range r.Tails {
@@ -163,14 +227,10 @@ func (r *Record) AppendEncode(dst []byte) ([]byte, error) {
 
 // appendTails encodes r with the given tails, whatever their size.
 func (r *Record) appendTails(dst []byte, tails []Tail) []byte {
-	var flags byte
-	if r.Tombstoned {
-		flags |= flagTombstone
-	}
-	dst = append(dst, recordVersion, flags)
+	dst = append(dst, recordVersion, 0)
 	dst = binary.AppendUvarint(dst, uint64(r.Created))
 	dst = binary.AppendUvarint(dst, uint64(r.Updated))
-	dst = appendString(dst, r.SessionID)
+	dst = append(dst, r.Session[:]...)
 	dst = append(dst, byte(len(tails)))
 	for i := range tails {
 		t := &tails[i]
@@ -206,11 +266,13 @@ func Decode(b []byte) (r Record, ok bool, err error) {
 	if len(b) > MaxRecordBytes || b[0] != recordVersion || len(b) < 2 {
 		return Record{}, false, errCorrupt
 	}
+	if b[1] != 0 {
+		return Record{}, false, errCorrupt
+	}
 	d := decoder{b: b, i: 2}
-	r.Tombstoned = b[1]&flagTombstone != 0
 	r.Created = d.u32()
 	r.Updated = d.u32()
-	r.SessionID = d.str(MaxSessionIDBytes)
+	d.key(&r.Session)
 	n := int(d.byte())
 	if n > MaxTails {
 		return Record{}, false, errCorrupt
@@ -267,6 +329,14 @@ func (d *decoder) u32() uint32 {
 	}
 	d.i += n
 	return uint32(v)
+}
+
+func (d *decoder) key(k *SessionKey) {
+	if d.err != nil || len(d.b)-d.i < len(k) {
+		d.err = errCorrupt
+		return
+	}
+	d.i += copy(k[:], d.b[d.i:])
 }
 
 func (d *decoder) str(max int) string {

@@ -33,37 +33,36 @@ func randomID(r *rand.Rand, n int) string {
 func roundTripRecords() map[string]Record {
 	rs := map[string]Record{
 		"empty_session":  {},
-		"bare":           {SessionID: "s-77", Created: 1, Updated: 2},
-		"tombstone":      {SessionID: "s-77", Tombstoned: true, Created: now, Updated: now + 5},
-		"max_timestamps": {SessionID: uuid, Created: math.MaxUint32, Updated: math.MaxUint32},
-		"max_session":    {SessionID: strings.Repeat("s", MaxSessionIDBytes), Created: now, Updated: now},
-		"binary_session": {SessionID: "\x00\xff\n\"", Created: now, Updated: now},
-		"tail_prev_shares_prefix": {SessionID: "s-77", Created: 10, Updated: 20, Tails: []Tail{
+		"bare":           {Session: KeyOf("s-77"), Created: 1, Updated: 2},
+		"max_timestamps": {Session: KeyOf(uuid), Created: math.MaxUint32, Updated: math.MaxUint32},
+		"jwt_session":    {Session: KeyOf(strings.Repeat("s", 4096)), Created: now, Updated: now},
+		"binary_session": {Session: KeyOf("\x00\xff\n\""), Created: now, Updated: now},
+		"tail_prev_shares_prefix": {Session: KeyOf("s-77"), Created: 10, Updated: 20, Tails: []Tail{
 			tail(7, TransportSSE, "e-104", "e-103", KindResponse, false)}},
-		"tail_prev_shares_nothing": {SessionID: "s-77", Tails: []Tail{
+		"tail_prev_shares_nothing": {Session: KeyOf("s-77"), Tails: []Tail{
 			tail(7, TransportHTTP, "abc", "xyz", KindNotification, true)}},
-		"tail_prev_is_prefix_of_last": {SessionID: "s-77", Tails: []Tail{
+		"tail_prev_is_prefix_of_last": {Session: KeyOf("s-77"), Tails: []Tail{
 			tail(7, TransportHTTP, "e-1000", "e-100", KindRequest, false)}},
-		"tail_last_is_prefix_of_prev": {SessionID: "s-77", Tails: []Tail{
+		"tail_last_is_prefix_of_prev": {Session: KeyOf("s-77"), Tails: []Tail{
 			tail(7, TransportHTTP, "e-99", "e-999", KindPriming, true)}},
-		"tail_prev_equals_last": {SessionID: "s-77", Tails: []Tail{
+		"tail_prev_equals_last": {Session: KeyOf("s-77"), Tails: []Tail{
 			tail(7, TransportSSE, "same", "same", KindOther, false)}},
-		"tail_no_prev": {SessionID: "s-77", Tails: []Tail{
+		"tail_no_prev": {Session: KeyOf("s-77"), Tails: []Tail{
 			tail(0, TransportSSE, "e-1", "", KindResponse, false)}},
-		"tail_empty_ids": {SessionID: "s-77", Tails: []Tail{
+		"tail_empty_ids": {Session: KeyOf("s-77"), Tails: []Tail{
 			tail(1, TransportNone, "", "", KindOther, false)}},
-		"tail_max_stream": {SessionID: "s-77", Tails: []Tail{
+		"tail_max_stream": {Session: KeyOf("s-77"), Tails: []Tail{
 			tail(math.MaxUint32, TransportHTTP, "e-1", "e-0", KindResponse, true)}},
-		"tail_binary_ids": {SessionID: "s", Tails: []Tail{
+		"tail_binary_ids": {Session: KeyOf("s"), Tails: []Tail{
 			tail(3, TransportSSE, "\x00\xff\xfe", "\x00\xff", KindResponse, false)}},
-		"tail_long_ids": {SessionID: "s", Tails: []Tail{
+		"tail_long_ids": {Session: KeyOf("s"), Tails: []Tail{
 			tail(3, TransportSSE, strings.Repeat("a", MaxEventIDBytes), strings.Repeat("a", MaxEventIDBytes-1)+"b", KindResponse, false)}},
-		"tombstone_with_tails": {SessionID: uuid, Tombstoned: true, Created: now, Updated: now, Tails: []Tail{
+		"uuid_with_tails": {Session: KeyOf(uuid), Created: now, Updated: now, Tails: []Tail{
 			tail(2, TransportHTTP, "1_7", "1_6", KindResponse, false),
 			tail(1, TransportSSE, "e-5", "e-4", KindNotification, true)}},
 	}
 	for n := 0; n <= MaxTails; n++ {
-		r := Record{SessionID: uuid, Created: now, Updated: now + uint32(n)}
+		r := Record{Session: KeyOf(uuid), Created: now, Updated: now + uint32(n)}
 		for i := 0; i < n; i++ {
 			kind := EventKind(i % 5)
 			tr := TransportSSE + Transport(i%2)
@@ -104,10 +103,9 @@ func TestRecordRoundTripRandom(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 2000; i++ {
 		r := Record{
-			SessionID:  randomID(rnd, rnd.IntN(MaxSessionIDBytes+1)),
-			Tombstoned: rnd.IntN(2) == 0,
-			Created:    rnd.Uint32(),
-			Updated:    rnd.Uint32(),
+			Session: KeyOf(randomID(rnd, rnd.IntN(8192))),
+			Created: rnd.Uint32(),
+			Updated: rnd.Uint32(),
 		}
 		for n := rnd.IntN(MaxTails + 1); n > 0; n-- {
 			last := randomID(rnd, rnd.IntN(40))
@@ -133,10 +131,11 @@ func TestRecordRoundTripRandom(t *testing.T) {
 
 // TestRecordDocExample checks the example bytes of AppendEncode's doc comment.
 func TestRecordDocExample(t *testing.T) {
-	r := Record{SessionID: "s-77", Created: 1, Updated: 2, Tails: []Tail{
+	r := Record{Session: KeyOf("s-77"), Created: 1, Updated: 2, Tails: []Tail{
 		tail(7, TransportHTTP, "e-104", "e-103", KindResponse, false)}}
-	want := []byte{0x01, 0x00, 0x01, 0x02, 0x04, 's', '-', '7', '7',
-		0x01, 0x07, 0x22, 0x05, 'e', '-', '1', '0', '4', 0x04, 0x01, '3'}
+	k := KeyOf("s-77")
+	want := append(append([]byte{0x02, 0x00, 0x01, 0x02}, k[:]...),
+		0x01, 0x07, 0x22, 0x05, 'e', '-', '1', '0', '4', 0x04, 0x01, '3')
 	got, err := r.AppendEncode(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -147,14 +146,13 @@ func TestRecordDocExample(t *testing.T) {
 	// The flags byte of a legacy, acked notification tail.
 	r.Tails[0] = tail(7, TransportSSE, "e-104", "e-103", KindNotification, true)
 	got, _ = r.AppendEncode(nil)
-	if f := got[11]; f != 0x10|byte(KindNotification)<<1|1 {
+	if f := got[4+len(k)+2]; f != 0x10|byte(KindNotification)<<1|1 {
 		t.Errorf("tail flags byte = %#x, want %#x", f, 0x10|byte(KindNotification)<<1|1)
 	}
-	// A tombstone sets bit 0 of the record flags.
+	// Tombstoned lives in its own table, never in the record's bytes.
 	r.Tombstoned = true
-	got, _ = r.AppendEncode(nil)
-	if got[1] != 0x01 {
-		t.Errorf("record flags = %#x, want 0x01", got[1])
+	if again, _ := r.AppendEncode(nil); !bytes.Equal(again, got) {
+		t.Errorf("Tombstoned changed the encoded record: % x", again)
 	}
 }
 
@@ -162,7 +160,7 @@ func TestRecordDocExample(t *testing.T) {
 // session, fits in 512 bytes when IDs come from one allocator (the previous
 // ID shares a prefix with the last).
 func TestRecordSizeBound(t *testing.T) {
-	r := Record{SessionID: uuid, Created: now, Updated: now}
+	r := Record{Session: KeyOf(uuid), Created: now, Updated: now}
 	for i := 0; i < MaxTails; i++ {
 		r.Tails = append(r.Tails, tail(math.MaxUint32-uint32(i), TransportHTTP, id64("stream-", 1_000_000+i), id64("stream-", 999_999+i), KindResponse, false))
 	}
@@ -198,7 +196,7 @@ func TestRecordSizeBound(t *testing.T) {
 // not fit, and AppendEncode drops the oldest until the record does.
 func TestRecordDropsOldestTails(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 4))
-	r := Record{SessionID: uuid, Created: now, Updated: now}
+	r := Record{Session: KeyOf(uuid), Created: now, Updated: now}
 	for i := 0; i < MaxTails; i++ {
 		r.Tails = append(r.Tails, tail(math.MaxUint32-uint32(i), TransportSSE, randomID(rnd, 64), randomID(rnd, 64), KindResponse, false))
 	}
@@ -222,43 +220,49 @@ func TestRecordDropsOldestTails(t *testing.T) {
 		}
 	}
 	// One more tail would not have fitted: the encoder keeps as many as fit.
-	bigger := Record{SessionID: r.SessionID, Created: r.Created, Updated: r.Updated, Tails: r.Tails[:len(got.Tails)+1]}
+	bigger := Record{Session: r.Session, Created: r.Created, Updated: r.Updated, Tails: r.Tails[:len(got.Tails)+1]}
 	if n := len(bigger.appendTails(nil, bigger.Tails)); n <= MaxRecordBytes {
 		t.Fatalf("%d tails would fit in %d bytes, but only %d were kept", len(bigger.Tails), n, len(got.Tails))
 	}
 	t.Logf("4 tails, random 64-byte IDs: kept %d in %d bytes", len(got.Tails), len(b))
 
 	// Maximal IDs: even one tail of two unrelated 256-byte IDs does not
-	// fit; the record keeps its session and tombstone.
-	r = Record{SessionID: strings.Repeat("s", MaxSessionIDBytes), Tombstoned: true, Created: now, Updated: now,
+	// fit; the record keeps its session.
+	r = Record{Session: KeyOf(strings.Repeat("s", 4096)), Created: now, Updated: now,
 		Tails: []Tail{tail(1, TransportSSE, strings.Repeat("a", 256), strings.Repeat("b", 256), KindResponse, false)}}
 	b, err = r.AppendEncode(nil)
 	if err != nil || len(b) > MaxRecordBytes {
 		t.Fatalf("AppendEncode: %d bytes, err %v", len(b), err)
 	}
 	got, ok, _ = Decode(b)
-	if !ok || !got.Tombstoned || got.SessionID != r.SessionID || len(got.Tails) != 0 {
+	if !ok || got.Session != r.Session || len(got.Tails) != 0 {
 		t.Fatalf("decoded %+v", got)
 	}
 }
 
-func TestRecordEncodeErrors(t *testing.T) {
-	r := Record{SessionID: strings.Repeat("s", MaxSessionIDBytes+1)}
-	dst := []byte("keep")
-	out, err := r.AppendEncode(dst)
-	if err == nil {
-		t.Fatal("a 129-byte session ID encoded without error")
+// TestRecordAnySessionLength: a session ID of any length the spec allows
+// encodes to the same record size (its 16-byte key).
+func TestRecordAnySessionLength(t *testing.T) {
+	var sizes []int
+	for _, n := range []int{1, 36, 128, 129, 202, 1024, 8192} {
+		r := Record{Session: KeyOf(strings.Repeat("j", n)), Created: now, Updated: now}
+		b, err := r.AppendEncode([]byte("keep"))
+		if err != nil || string(b[:4]) != "keep" {
+			t.Fatalf("%d-byte session: %q, %v", n, b, err)
+		}
+		sizes = append(sizes, len(b))
 	}
-	if string(out) != "keep" {
-		t.Errorf("failed AppendEncode changed dst to %q", out)
+	for _, n := range sizes[1:] {
+		if n != sizes[0] {
+			t.Fatalf("encoded sizes %v: want one size for every session length", sizes)
+		}
 	}
 }
 
 // TestRecordEncodeOnlyDecodable: whatever a caller puts in a record, what
 // AppendEncode writes decodes; a record it writes is never lost as corrupt.
 func TestRecordEncodeOnlyDecodable(t *testing.T) {
-	var r Record
-	r.SessionID = "s-77"
+	r := Record{Session: KeyOf("s-77")}
 	for i := 0; i < MaxTails+3; i++ { // more tails than MaxTails, built by hand
 		r.Tails = append(r.Tails, tail(uint32(i), TransportHTTP, fmt.Sprint("e-", i), "", KindResponse, false))
 	}
@@ -292,23 +296,24 @@ func TestDecodeEmptyAndCorrupt(t *testing.T) {
 			t.Errorf("Decode(%x) = %+v, %v, %v; want empty, false, nil", b, r, ok, err)
 		}
 	}
-	valid, _ := (&Record{SessionID: "s-77", Created: 1, Updated: 2, Tails: []Tail{
+	valid, _ := (&Record{Session: KeyOf("s-77"), Created: 1, Updated: 2, Tails: []Tail{
 		tail(7, TransportHTTP, "e-104", "e-103", KindResponse, false)}}).AppendEncode(nil)
 	corrupt := map[string][]byte{
 		"version_0_with_more":   {0x00, 0x00},
-		"version_2":             append([]byte{2}, valid[1:]...),
-		"only_version":          {0x01},
+		"version_1":             append([]byte{1}, valid[1:]...),
+		"unknown_flags":         append([]byte{2, 1}, valid[2:]...),
+		"only_version":          {0x02},
 		"truncated_everywhere":  nil, // filled below
 		"trailing_byte":         append(append([]byte{}, valid...), 0),
-		"too_many_tails":        {0x01, 0x00, 0x01, 0x02, 0x00, MaxTails + 1},
-		"session_too_long":      append([]byte{0x01, 0x00, 0x00, 0x00, MaxSessionIDBytes + 1}, bytes.Repeat([]byte{'s'}, MaxSessionIDBytes+1)...),
-		"timestamp_over_32_bit": {0x01, 0x00, 0x80, 0x80, 0x80, 0x80, 0x10, 0x00, 0x00, 0x00},
-		"uvarint_overflow":      {0x01, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
-		"shared_longer_than_last": {0x01, 0x00, 0x00, 0x00, 0x00, 0x01,
-			0x01, 0x02, 0x01, 'a', 0x02, 0x00},
-		"prev_longer_than_max": append([]byte{0x01, 0x00, 0x00, 0x00, 0x00, 0x01,
-			0x01, 0x02, 0x01, 'a', 0x01, 0x80, 0x02}, bytes.Repeat([]byte{'p'}, 256)...),
-		"over_max_record_bytes": append([]byte{0x01}, bytes.Repeat([]byte{0}, MaxRecordBytes)...),
+		"too_many_tails":        withKey([]byte{0x02, 0x00, 0x01, 0x02}, MaxTails+1),
+		"session_key_short":     append([]byte{0x02, 0x00, 0x00, 0x00}, bytes.Repeat([]byte{'s'}, 15)...),
+		"timestamp_over_32_bit": withKey([]byte{0x02, 0x00, 0x80, 0x80, 0x80, 0x80, 0x10, 0x00}, 0x00),
+		"uvarint_overflow":      {0x02, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+		"shared_longer_than_last": withKey([]byte{0x02, 0x00, 0x00, 0x00}, 0x01,
+			0x01, 0x02, 0x01, 'a', 0x02, 0x00),
+		"prev_longer_than_max": append(withKey([]byte{0x02, 0x00, 0x00, 0x00}, 0x01,
+			0x01, 0x02, 0x01, 'a', 0x01, 0x80, 0x02), bytes.Repeat([]byte{'p'}, 256)...),
+		"over_max_record_bytes": append([]byte{0x02}, bytes.Repeat([]byte{0}, MaxRecordBytes)...),
 	}
 	delete(corrupt, "truncated_everywhere")
 	for name, b := range corrupt {
@@ -321,6 +326,13 @@ func TestDecodeEmptyAndCorrupt(t *testing.T) {
 			t.Errorf("Decode of the first %d bytes = %+v, %v, %v; want an error", i, r, ok, err)
 		}
 	}
+}
+
+// withKey returns head, a 16-byte session key, then rest: the frame of a
+// version-2 record around hand-made bytes.
+func withKey(head []byte, rest ...byte) []byte {
+	k := KeyOf("s-77")
+	return append(append(append([]byte{}, head...), k[:]...), rest...)
 }
 
 // TestDecodeAllocations: Decode's allocations do not depend on the bytes.
@@ -344,15 +356,15 @@ func TestDecodeAllocations(t *testing.T) {
 
 func TestObserve(t *testing.T) {
 	var r Record
-	r.Observe(1, TransportSSE, "e-1", "", KindOther, 10)
+	r.Observe(1, TransportSSE, "e-1", "", KindOther, 10, Policy{})
 	want := []Tail{tail(1, TransportSSE, "e-1", "", KindOther, false)}
 	checkTails(t, "first observe", r, want)
 	if r.Updated != 10 {
 		t.Errorf("Updated = %d, want 10", r.Updated)
 	}
 
-	r.Observe(2, TransportHTTP, "e-2", "", KindResponse, 11)
-	r.Observe(1, TransportSSE, "e-3", "e-1", KindNotification, 12)
+	r.Observe(2, TransportHTTP, "e-2", "", KindResponse, 11, Policy{})
+	r.Observe(1, TransportSSE, "e-3", "e-1", KindNotification, 12, Policy{})
 	// Stream 1 moves to the front with its new tail; stream 2 follows.
 	checkTails(t, "existing stream moves to front", r, []Tail{
 		tail(1, TransportSSE, "e-3", "e-1", KindNotification, false),
@@ -360,7 +372,7 @@ func TestObserve(t *testing.T) {
 	})
 
 	for s := uint32(3); s <= 6; s++ {
-		r.Observe(s, TransportHTTP, fmt.Sprint("e-", 10*s), "", KindResponse, 12+s)
+		r.Observe(s, TransportHTTP, fmt.Sprint("e-", 10*s), "", KindResponse, 12+s, Policy{})
 	}
 	// Streams 1 and 2 are evicted: only the MaxTails newest stay.
 	checkTails(t, "eviction beyond MaxTails", r, []Tail{
@@ -375,7 +387,7 @@ func TestObserve(t *testing.T) {
 
 	// The oldest tail, observed again, moves to the front; nothing is lost.
 	r.Ack(3, 19)
-	r.Observe(3, TransportHTTP, "e-31", "e-30", KindResponse, 20)
+	r.Observe(3, TransportHTTP, "e-31", "e-30", KindResponse, 20, Policy{})
 	checkTails(t, "oldest moves to front", r, []Tail{
 		tail(3, TransportHTTP, "e-31", "e-30", KindResponse, false),
 		tail(6, TransportHTTP, "e-60", "", KindResponse, false),
@@ -384,7 +396,7 @@ func TestObserve(t *testing.T) {
 	})
 
 	// A middle tail moves to the front, the others keep their order.
-	r.Observe(5, TransportHTTP, "e-51", "e-50", KindRequest, 21)
+	r.Observe(5, TransportHTTP, "e-51", "e-50", KindRequest, 21, Policy{})
 	checkTails(t, "middle moves to front", r, []Tail{
 		tail(5, TransportHTTP, "e-51", "e-50", KindRequest, false),
 		tail(3, TransportHTTP, "e-31", "e-30", KindResponse, false),
@@ -393,7 +405,7 @@ func TestObserve(t *testing.T) {
 	})
 
 	// The front tail observed again stays in front.
-	r.Observe(5, TransportHTTP, "e-52", "e-51", KindResponse, 22)
+	r.Observe(5, TransportHTTP, "e-52", "e-51", KindResponse, 22, Policy{})
 	if r.Tails[0].LastID != "e-52" || len(r.Tails) != MaxTails {
 		t.Errorf("front re-observe: %+v", r.Tails)
 	}
@@ -402,21 +414,21 @@ func TestObserve(t *testing.T) {
 func TestObserveLongIDs(t *testing.T) {
 	var r Record
 	long := strings.Repeat("x", MaxEventIDBytes+1)
-	r.Observe(1, TransportSSE, long, "e-1", KindResponse, 10)
+	r.Observe(1, TransportSSE, long, "e-1", KindResponse, 10, Policy{})
 	if len(r.Tails) != 0 || r.Updated != 0 {
 		t.Fatalf("an over-long last ID was recorded: %+v", r)
 	}
-	r.Observe(1, TransportSSE, "e-2", long, KindResponse, 11)
+	r.Observe(1, TransportSSE, "e-2", long, KindResponse, 11, Policy{})
 	checkTails(t, "over-long prev", r, []Tail{tail(1, TransportSSE, "e-2", "", KindResponse, false)})
 	edge := strings.Repeat("y", MaxEventIDBytes)
-	r.Observe(1, TransportSSE, edge, edge, KindResponse, 12)
+	r.Observe(1, TransportSSE, edge, edge, KindResponse, 12, Policy{})
 	checkTails(t, "IDs of exactly MaxEventIDBytes", r, []Tail{tail(1, TransportSSE, edge, edge, KindResponse, false)})
 }
 
 func TestAck(t *testing.T) {
 	var r Record
-	r.Observe(1, TransportSSE, "e-1", "", KindResponse, 10)
-	r.Observe(2, TransportSSE, "e-2", "", KindResponse, 11)
+	r.Observe(1, TransportSSE, "e-1", "", KindResponse, 10, Policy{})
+	r.Observe(2, TransportSSE, "e-2", "", KindResponse, 11, Policy{})
 	if r.Ack(3, 12) {
 		t.Error("Ack of an unknown stream reported a change")
 	}
@@ -444,11 +456,99 @@ func TestAck(t *testing.T) {
 	}
 }
 
-func TestTombstone(t *testing.T) {
-	r := Record{SessionID: "s", Updated: 5}
-	r.Tombstone(9)
-	if !r.Tombstoned || r.Updated != 9 {
-		t.Errorf("after Tombstone: %+v", r)
+// streams returns the Stream of every tail of r, newest first.
+func streams(r *Record) []uint32 {
+	var out []uint32
+	for _, tl := range r.Tails {
+		out = append(out, tl.Stream)
+	}
+	return out
+}
+
+// TestObserveCutResultOutlivesCleanCalls is issue 12's case: a stream cut
+// after its result, then four more tool calls on the session that end
+// cleanly. Under unknown_cursor: forward the unacknowledged result must stay
+// (it is the one tail that can change a decision); under reinit every tail
+// matters and the oldest goes.
+func TestObserveCutResultOutlivesCleanCalls(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    Policy
+		keep bool
+	}{
+		{"forward", Policy{}, true},
+		{"reinit", Policy{Unknown: UnknownReinit}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r Record
+			r.Observe(1, TransportHTTP, "1_3", "1_2", KindResponse, 10, tc.p) // cut: never acked
+			for s := uint32(2); s <= 5; s++ {
+				r.Observe(s, TransportHTTP, fmt.Sprint(s, "_1"), fmt.Sprint(s, "_0"), KindResponse, 10+s, tc.p)
+				r.Ack(s, 10+s)
+			}
+			d := Decide(TransportHTTP, "http:1_3", &r, Policy{Unknown: tc.p.Unknown})
+			if got := d.Reason == ReasonDrainRace; got != tc.keep {
+				t.Fatalf("tails %v: resume from the cut result decided %v, want drain race: %v", streams(&r), d.Reason, tc.keep)
+			}
+		})
+	}
+}
+
+// TestObserveEvictionOrder: under unknown_cursor: forward, acknowledged tails
+// go first, then out-of-scope ones, then the oldest.
+func TestObserveEvictionOrder(t *testing.T) {
+	var r Record
+	p := Policy{}
+	r.Observe(1, TransportHTTP, "a", "", KindResponse, 1, p)     // unacked, in scope: oldest
+	r.Observe(2, TransportHTTP, "b", "", KindNotification, 2, p) // out of scope
+	r.Observe(3, TransportHTTP, "c", "", KindResponse, 3, p)
+	r.Ack(3, 3) // acknowledged
+	r.Observe(4, TransportHTTP, "d", "", KindResponse, 4, p)
+	for _, step := range []struct {
+		stream uint32
+		want   []uint32
+	}{
+		{5, []uint32{5, 4, 2, 1}}, // the acknowledged tail goes
+		{6, []uint32{6, 5, 4, 1}}, // then the out-of-scope one
+		{7, []uint32{7, 6, 5, 4}}, // then the oldest
+	} {
+		r.Observe(step.stream, TransportHTTP, fmt.Sprint("e", step.stream), "", KindResponse, step.stream, p)
+		if got := streams(&r); fmt.Sprint(got) != fmt.Sprint(step.want) {
+			t.Fatalf("after stream %d: tails %v, want %v", step.stream, got, step.want)
+		}
+	}
+	// Priming events are out of scope even under unacked_scope: all.
+	all := Policy{Scope: ScopeAll}
+	r = Record{}
+	r.Observe(1, TransportHTTP, "a", "", KindNotification, 1, all)
+	r.Observe(2, TransportHTTP, "b", "", KindPriming, 2, all)
+	r.Observe(3, TransportHTTP, "c", "", KindRequest, 3, all)
+	r.Observe(4, TransportHTTP, "d", "", KindResponse, 4, all)
+	r.Observe(5, TransportHTTP, "e", "", KindResponse, 5, all)
+	if got := streams(&r); fmt.Sprint(got) != "[5 4 3 1]" {
+		t.Fatalf("scope all: tails %v, want the priming tail evicted first", got)
+	}
+}
+
+// TestObserveByteBudgetKeepsUnacked: when long IDs make the record overflow
+// MaxRecordBytes, the same rule picks what goes, and the record fits.
+func TestObserveByteBudgetKeepsUnacked(t *testing.T) {
+	var r Record
+	r.Session = KeyOf("s")
+	id := func(c byte) string { return strings.Repeat(string(c), 200) }
+	r.Observe(1, TransportHTTP, id('a'), "", KindResponse, 1, Policy{}) // unacked result
+	r.Observe(2, TransportHTTP, id('b'), "", KindResponse, 2, Policy{})
+	r.Ack(2, 2)
+	r.Observe(3, TransportHTTP, id('c'), "", KindResponse, 3, Policy{})
+	if got := streams(&r); fmt.Sprint(got) != "[3 1]" {
+		t.Fatalf("tails %v, want [3 1]: the acknowledged tail goes to make room", got)
+	}
+	b, _ := r.AppendEncode(nil)
+	if len(b) > MaxRecordBytes {
+		t.Fatalf("record of %d bytes", len(b))
+	}
+	if got, _, _ := Decode(b); len(got.Tails) != 2 {
+		t.Fatalf("encoding dropped tails Observe kept: %d", len(got.Tails))
 	}
 }
 
@@ -497,8 +597,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(EmptySlot)
 	f.Add([]byte{0x01})
-	f.Add([]byte{0x01, 0x00, 0x80, 0x80, 0x00, 0x00, 0x00, 0x00})                   // non-minimal uvarint
-	f.Add([]byte{0x01, 0xfe, 0x00, 0x00, 0x00, 0x01, 0x00, 0xff, 0x00, 0x00, 0x00}) // unused flag bits
+	f.Add(withKey([]byte{0x02, 0x00, 0x80, 0x80, 0x00}, 0x00))                         // non-minimal uvarint
+	f.Add(withKey([]byte{0x02, 0xfe, 0x00, 0x00}, 0x01, 0x00, 0xff, 0x00, 0x00, 0x00)) // unused flag bits
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in := bytes.Clone(b)
 		r, ok, err := Decode(b)
@@ -514,15 +614,15 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		total := len(r.SessionID)
+		total := 0
 		for _, tl := range r.Tails {
 			total += len(tl.LastID) + len(tl.PrevID)
 		}
 		if total > 2*len(b) {
 			t.Fatalf("decoded %d bytes of strings from %d input bytes", total, len(b))
 		}
-		if len(r.Tails) > MaxTails || len(r.SessionID) > MaxSessionIDBytes {
-			t.Fatalf("decoded a record past the limits: %d tails, %d-byte session", len(r.Tails), len(r.SessionID))
+		if len(r.Tails) > MaxTails {
+			t.Fatalf("decoded a record past the limits: %d tails", len(r.Tails))
 		}
 		for _, tl := range r.Tails {
 			if len(tl.LastID) > MaxEventIDBytes || len(tl.PrevID) > MaxEventIDBytes {
@@ -556,7 +656,7 @@ func FuzzDecode(f *testing.F) {
 // lose tails when written back.
 func TestDecodeRejectsOversized(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(5, 6))
-	r := Record{SessionID: uuid, Created: now, Updated: now}
+	r := Record{Session: KeyOf(uuid), Created: now, Updated: now}
 	for i := 0; i < MaxTails; i++ {
 		r.Tails = append(r.Tails, tail(uint32(i), TransportSSE, randomID(rnd, 128), randomID(rnd, 128), KindResponse, false))
 	}

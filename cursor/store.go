@@ -25,16 +25,26 @@ var (
 )
 
 // KeyPrefix starts every shared-data key the plugin writes. Istio gives all
-// plugins one shared-data namespace, so the prefix keeps them apart.
-const KeyPrefix = "mcp-resume-guard/v1/slot/"
+// plugins one shared-data namespace, so the prefix keeps them apart. The full
+// keys are
+//
+//	mcp-resume-guard/v2/<max_sessions>/s/<slot>   watermark records
+//	mcp-resume-guard/v2/<max_sessions>/t/<slot>   tombstones
+//
+// The layout version and max_sessions are part of every key: a configuration
+// that changes max_sessions (the VM and its shared data stay) starts a fresh
+// table of exactly max_sessions slots instead of mapping sessions onto slots
+// another layout wrote, and never reads slots beyond its own bound.
+const KeyPrefix = "mcp-resume-guard/v2/"
 
 const maxCASAttempts = 16
 
-// Store keeps watermark records in a fixed number of shared-data slots, so
-// shared data never grows past Slots records whatever the session churn.
-// A session may live in two slots (two-choice hashing); a new session takes a
-// free or expired one, else evicts the least recently updated of the two.
-// Every change is a read-modify-write with compare-and-swap, retried.
+// Store keeps watermark records and tombstones in fixed tables of Slots
+// shared-data slots each, so shared data never holds more than 2×Slots
+// entries whatever the session churn. A session may live in two slots of a
+// table (two-choice hashing on its SessionKey); a new session takes a free or
+// expired one, else evicts the least recently updated of the two. Every
+// change is a read-modify-write with compare-and-swap, retried.
 //
 // A Store is used by one worker VM at a time; it holds scratch buffers and is
 // not safe for concurrent use.
@@ -44,9 +54,18 @@ type Store struct {
 	TTL   uint32 // session_ttl_seconds
 
 	conflicts int       // CAS mismatches retried since the last TakeConflicts
+	prefix    []byte    // KeyPrefix + Slots + "/", built on first use
 	buf       []byte    // scratch for encoding records
 	keys      [2][]byte // scratch for the keys of a session's two slots
 }
+
+// table names one of the Store's two slot tables in keys.
+type table byte
+
+const (
+	tableRecords    table = 's'
+	tableTombstones table = 't'
+)
 
 // slot is one candidate slot as read from shared data.
 type slot struct {
@@ -65,29 +84,39 @@ func (s *Store) TakeConflicts() int {
 	return n
 }
 
-// candidates returns the two slot indexes of session.
-func (s *Store) candidates(session string) (uint32, uint32) {
-	h := fnv64(session)
+// candidates returns the two slot indexes of session k.
+func (s *Store) candidates(k SessionKey) (uint32, uint32) {
 	n := max(uint64(s.Slots), 1) // a zero Store must not divide by zero
-	a := uint32(h % n)
-	b := uint32((h >> 32 * 0x9E3779B1) % n)
+	a := uint32(k.lo() % n)
+	b := uint32(k.hi() % n)
 	if b == a && n > 1 {
 		b = (a + 1) % uint32(n)
 	}
 	return a, b
 }
 
-func (s *Store) slotKey(dst []byte, i uint32) []byte {
-	dst = append(dst[:0], KeyPrefix...)
+// slotKey builds the key of slot i of table t in dst.
+func (s *Store) slotKey(dst []byte, t table, i uint32) []byte {
+	if len(s.prefix) == 0 {
+		s.prefix = strconv.AppendUint([]byte(KeyPrefix), uint64(s.Slots), 10)
+		s.prefix = append(s.prefix, '/')
+	}
+	dst = append(append(dst[:0], s.prefix...), byte(t), '/')
 	return strconv.AppendUint(dst, uint64(i), 10)
 }
 
-// read reads slot i; its key is built in the scratch buffer of candidate c
-// (0 or 1), valid until the next read of that candidate.
+// get reads slot i of table t; its key is built in the scratch buffer of
+// candidate c (0 or 1), valid until the next read of that candidate.
+func (s *Store) get(c int, t table, i uint32) (key, value []byte, cas uint32, err error) {
+	s.keys[c] = s.slotKey(s.keys[c], t, i)
+	value, cas, err = s.Data.Get(s.keys[c])
+	return s.keys[c], value, cas, err
+}
+
+// read reads record slot i as candidate c.
 func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
-	s.keys[c] = s.slotKey(s.keys[c], i)
-	sl := slot{key: s.keys[c]}
-	v, cas, err := s.Data.Get(sl.key)
+	key, v, cas, err := s.get(c, tableRecords, i)
+	sl := slot{key: key}
 	switch {
 	case errors.Is(err, ErrNotFound):
 		sl.missing = true
@@ -103,42 +132,46 @@ func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
 	return sl, nil
 }
 
-// stillOurs reports whether key still holds the record just written from
+// stillOurs reports whether key still holds the value just written from
 // s.buf.
 func (s *Store) stillOurs(key []byte) bool {
 	v, _, err := s.Data.Get(key)
 	return err == nil && bytes.Equal(v, s.buf)
 }
 
-// Load returns the live record of session, or nil when there is none.
-func (s *Store) Load(session string, now uint32) (*Record, error) {
-	if session == "" || len(session) > MaxSessionIDBytes {
-		return nil, nil
+// Load returns the live record of session k, or nil when there is none. A
+// tombstoned session is returned with Tombstoned set (and no tails when it
+// has no record), so that the decision refuses it.
+func (s *Store) Load(k SessionKey, now uint32) (*Record, error) {
+	dead, err := s.Tombstoned(k, now)
+	if err != nil {
+		return nil, err
 	}
-	a, b := s.candidates(session)
+	a, b := s.candidates(k)
 	for c, i := range [2]uint32{a, b} {
 		sl, err := s.read(c, i, now)
 		if err != nil {
 			return nil, err
 		}
-		if sl.filled && sl.rec.SessionID == session {
+		if sl.filled && sl.rec.Session == k {
+			sl.rec.Tombstoned = dead
 			return &sl.rec, nil
 		}
+	}
+	if dead {
+		return &Record{Session: k, Tombstoned: true}, nil
 	}
 	return nil, nil
 }
 
-// Update applies change to the record of session and writes it back with
+// Update applies change to the record of session k and writes it back with
 // compare-and-swap, retrying when another worker changed the slot meanwhile.
-// change receives the live record (or a fresh one with SessionID and Created
+// change receives the live record (or a fresh one with Session and Created
 // set, when create is true and there is none) and reports whether it changed
 // anything worth writing. With create false and no live record, Update does
-// nothing.
-func (s *Store) Update(session string, now uint32, create bool, change func(*Record) bool) error {
-	if session == "" || len(session) > MaxSessionIDBytes {
-		return nil
-	}
-	a, b := s.candidates(session)
+// nothing; a fresh record that change leaves unchanged is never written.
+func (s *Store) Update(k SessionKey, now uint32, create bool, change func(*Record) bool) error {
+	a, b := s.candidates(k)
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
 		sa, err := s.read(0, a, now)
 		if err != nil {
@@ -150,8 +183,8 @@ func (s *Store) Update(session string, now uint32, create bool, change func(*Rec
 		}
 		target := &sa
 		switch {
-		case sa.filled && sa.rec.SessionID == session:
-		case sb.filled && sb.rec.SessionID == session:
+		case sa.filled && sa.rec.Session == k:
+		case sb.filled && sb.rec.Session == k:
 			target = &sb
 		case !create:
 			return nil
@@ -161,7 +194,7 @@ func (s *Store) Update(session string, now uint32, create bool, change func(*Rec
 			if sa.filled && (!sb.filled || sb.rec.Updated < sa.rec.Updated) {
 				target = &sb
 			}
-			target.rec = Record{SessionID: session, Created: now, Updated: now}
+			target.rec = Record{Session: k, Created: now, Updated: now}
 		}
 		if !change(&target.rec) {
 			return nil
@@ -170,49 +203,67 @@ func (s *Store) Update(session string, now uint32, create bool, change func(*Rec
 		if err != nil {
 			return err
 		}
-		err = s.Data.Set(target.key, s.buf, target.cas)
-		if errors.Is(err, ErrCASMismatch) {
-			s.conflicts++
-			continue
+		if err = s.write(target.key, target.cas, target.missing); err != errRetry {
+			return err
 		}
-		if err == nil && target.missing && !s.stillOurs(target.key) {
-			// Proxy-wasm 0.2.1 ignores cas when a key does not exist
-			// yet, so two workers creating the same slot both
-			// "succeed". Read back: if another worker's record replaced
-			// ours, merge into it like after a CAS conflict. (A worker
-			// that overwrites ours after this check still wins; this
-			// narrows the window, it cannot close it.)
-			s.conflicts++
-			continue
-		}
-		return err
 	}
 	return ErrContention
 }
 
-// Delete frees the slot of session, if it holds it. It returns ErrContention
-// when other workers kept changing the slot through every retry.
-func (s *Store) Delete(session string, now uint32) error {
-	if session == "" || len(session) > MaxSessionIDBytes {
-		return nil
+// errRetry tells a read-modify-write loop that its write lost to another
+// worker's and must start over.
+var errRetry = errors.New("cursor: retry")
+
+// write stores s.buf under key with cas, and returns errRetry when another
+// worker's write won (a CAS conflict, counted).
+func (s *Store) write(key []byte, cas uint32, missing bool) error {
+	err := s.Data.Set(key, s.buf, cas)
+	if errors.Is(err, ErrCASMismatch) {
+		s.conflicts++
+		return errRetry
 	}
-	a, b := s.candidates(session)
-	for _, i := range [2]uint32{a, b} {
-		if err := s.free(i, session, now); err != nil {
-			return err
+	if err == nil && missing && !s.stillOurs(key) {
+		// Proxy-wasm 0.2.1 ignores cas when a key does not exist yet, so
+		// two workers creating the same slot both "succeed". Read back: if
+		// another worker's value replaced ours, merge into it like after a
+		// CAS conflict. (A worker that overwrites ours after this check
+		// still wins; this narrows the window, it cannot close it.)
+		s.conflicts++
+		return errRetry
+	}
+	return err
+}
+
+// Delete frees the record and the tombstone of session k, wherever it holds
+// them. It returns ErrContention when other workers kept changing a slot
+// through every retry.
+func (s *Store) Delete(k SessionKey, now uint32) error {
+	a, b := s.candidates(k)
+	for _, t := range [2]table{tableRecords, tableTombstones} {
+		for _, i := range [2]uint32{a, b} {
+			if err := s.free(t, i, k, now); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// free empties slot i if it holds session, retrying on CAS conflicts.
-func (s *Store) free(i uint32, session string, now uint32) error {
+// free empties slot i of table t if it holds session k, retrying on CAS
+// conflicts.
+func (s *Store) free(t table, i uint32, k SessionKey, now uint32) error {
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		sl, err := s.read(0, i, now)
-		if err != nil || !sl.filled || sl.rec.SessionID != session {
+		key, v, cas, err := s.get(0, t, i)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
-		err = s.Data.Set(sl.key, EmptySlot, sl.cas)
+		if !s.holds(t, v, k, now) {
+			return nil
+		}
+		err = s.Data.Set(key, EmptySlot, cas)
 		if !errors.Is(err, ErrCASMismatch) {
 			return err
 		}
@@ -221,19 +272,12 @@ func (s *Store) free(i uint32, session string, now uint32) error {
 	return ErrContention
 }
 
-// SessionTag is how logs name a session instead of printing its ID: the low
-// 32 bits of the same FNV-1a hash that places it in a slot, in hex. It is a
-// short handle, not a secret: a low-entropy ID can be found from it.
-func SessionTag(session string) string {
-	return strconv.FormatUint(fnv64(session)&0xffffffff, 16)
-}
-
-// fnv64 is FNV-1a, 64 bit: a hash every worker VM computes identically.
-func fnv64(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
+// holds reports whether value v of a slot of table t is a live entry of k.
+func (s *Store) holds(t table, v []byte, k SessionKey, now uint32) bool {
+	if t == tableTombstones {
+		tk, until, ok := decodeTombstone(v)
+		return ok && tk == k && until >= now
 	}
-	return h
+	rec, ok, err := Decode(v)
+	return err == nil && ok && rec.Session == k && !rec.Expired(now, s.TTL)
 }

@@ -86,7 +86,7 @@ func newStore(data SharedData, slots, ttl uint32) *Store {
 // observeChange is an Update change that records an event on a stream.
 func observeChange(stream uint32, last, prev string, now uint32) func(*Record) bool {
 	return func(r *Record) bool {
-		r.Observe(stream, TransportHTTP, last, prev, KindResponse, now)
+		r.Observe(stream, TransportHTTP, last, prev, KindResponse, now, Policy{})
 		return true
 	}
 }
@@ -94,14 +94,14 @@ func observeChange(stream uint32, last, prev string, now uint32) func(*Record) b
 func TestStoreUpdateCreatesAndLoadFinds(t *testing.T) {
 	f := newFakeShared()
 	s := newStore(f, 100, 3600)
-	if err := s.Update("s-77", 1000, true, observeChange(1, "e-104", "e-103", 1000)); err != nil {
+	if err := s.Update(KeyOf("s-77"), 1000, true, observeChange(1, "e-104", "e-103", 1000)); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Load("s-77", 1001)
+	r, err := s.Load(KeyOf("s-77"), 1001)
 	if err != nil || r == nil {
 		t.Fatalf("Load = %v, %v", r, err)
 	}
-	if r.SessionID != "s-77" || r.Created != 1000 || r.Updated != 1000 {
+	if r.Session != KeyOf("s-77") || r.Created != 1000 || r.Updated != 1000 {
 		t.Errorf("record header %+v", r)
 	}
 	checkTails(t, "created record", *r, []Tail{{Stream: 1, Transport: TransportHTTP, LastID: "e-104", PrevID: "e-103", LastKind: KindResponse}})
@@ -115,16 +115,16 @@ func TestStoreUpdateCreatesAndLoadFinds(t *testing.T) {
 	}
 
 	// A second Update sees the first one's change.
-	if err := s.Update("s-77", 1002, false, func(r *Record) bool { return r.Ack(1, 1002) }); err != nil {
+	if err := s.Update(KeyOf("s-77"), 1002, false, func(r *Record) bool { return r.Ack(1, 1002) }); err != nil {
 		t.Fatal(err)
 	}
-	r, _ = s.Load("s-77", 1003)
+	r, _ = s.Load(KeyOf("s-77"), 1003)
 	if r == nil || !r.Tails[0].Acked || r.Updated != 1002 || r.Created != 1000 {
 		t.Fatalf("after Ack: %+v", r)
 	}
 
 	// Another session is not confused with it.
-	if r, _ := s.Load("s-78", 1003); r != nil {
+	if r, _ := s.Load(KeyOf("s-78"), 1003); r != nil {
 		t.Errorf("Load of a session never written = %+v", r)
 	}
 }
@@ -133,7 +133,7 @@ func TestStoreUpdateWithoutCreate(t *testing.T) {
 	f := newFakeShared()
 	s := newStore(f, 100, 3600)
 	called := false
-	err := s.Update("unknown", 10, false, func(*Record) bool { called = true; return true })
+	err := s.Update(KeyOf("unknown"), 10, false, func(*Record) bool { called = true; return true })
 	if err != nil || called {
 		t.Fatalf("Update(create=false) on an unknown session: err %v, change called %v", err, called)
 	}
@@ -145,7 +145,7 @@ func TestStoreUpdateWithoutCreate(t *testing.T) {
 func TestStoreUnchangedIsNotWritten(t *testing.T) {
 	f := newFakeShared()
 	s := newStore(f, 100, 3600)
-	if err := s.Update("s", 10, true, func(*Record) bool { return false }); err != nil {
+	if err := s.Update(KeyOf("s"), 10, true, func(*Record) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	if f.sets != 0 {
@@ -153,45 +153,71 @@ func TestStoreUnchangedIsNotWritten(t *testing.T) {
 	}
 }
 
-func TestStoreIgnoresUntrackableSessions(t *testing.T) {
+// TestStoreAnySessionLength: every session ID the spec allows is tracked,
+// whatever its length (issue 12: IDs over 128 bytes used to get nothing),
+// and IDs that differ only past their first 128 bytes stay apart.
+func TestStoreAnySessionLength(t *testing.T) {
 	f := newFakeShared()
 	s := newStore(f, 100, 3600)
-	long := strings.Repeat("s", MaxSessionIDBytes+1)
-	for _, sess := range []string{"", long} {
-		if err := s.Update(sess, 10, true, observeChange(1, "e-1", "", 10)); err != nil {
-			t.Errorf("Update(%.10q...): %v", sess, err)
+	for _, n := range []int{1, 36, 128, 129, 202, 1024, 8192} {
+		a := strings.Repeat("a", n-1) + "1"
+		b := strings.Repeat("a", n-1) + "2"
+		if err := s.Update(KeyOf(a), 10, true, observeChange(1, "e-1", "", 10)); err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
 		}
-		if r, err := s.Load(sess, 10); r != nil || err != nil {
-			t.Errorf("Load(%.10q...) = %v, %v", sess, r, err)
+		r, _ := s.Load(KeyOf(a), 10)
+		if r == nil || r.Session != KeyOf(a) {
+			t.Fatalf("a %d-byte session ID is not tracked", n)
 		}
-		if err := s.Delete(sess, 10); err != nil {
-			t.Errorf("Delete(%.10q...): %v", sess, err)
+		if r, _ := s.Load(KeyOf(b), 10); r != nil {
+			t.Fatalf("%d-byte IDs differing in the last byte share a record", n)
 		}
 	}
-	if f.sets != 0 || f.gets != 0 {
-		t.Fatalf("untrackable sessions touched shared data: %d gets, %d sets", f.gets, f.sets)
+}
+
+// TestStoreKeysCarryTheLayout: max_sessions is part of every key, so a
+// configuration that changes it starts a fresh table, never reads another
+// layout's slots, and stays within its own bound.
+func TestStoreKeysCarryTheLayout(t *testing.T) {
+	f := newFakeShared()
+	big := newStore(f, 1000, 3600)
+	for i := 0; i < 500; i++ {
+		big.Update(KeyOf(fmt.Sprint("s-", i)), 10, true, observeChange(1, "e-1", "", 10))
 	}
-	edge := strings.Repeat("s", MaxSessionIDBytes)
-	if err := s.Update(edge, 10, true, observeChange(1, "e-1", "", 10)); err != nil {
-		t.Fatal(err)
+	small := newStore(f, 10, 3600)
+	if r, _ := small.Load(KeyOf("s-1"), 10); r != nil {
+		t.Fatal("a store with another max_sessions read the old layout's record")
 	}
-	if r, _ := s.Load(edge, 10); r == nil {
-		t.Fatal("a session ID of exactly MaxSessionIDBytes is not tracked")
+	before := len(f.m)
+	for i := 0; i < 500; i++ {
+		small.Update(KeyOf(fmt.Sprint("t-", i)), 10, true, observeChange(1, "e-1", "", 10))
+	}
+	prefix := KeyPrefix + "10/"
+	n := 0
+	for k := range f.m {
+		if strings.HasPrefix(k, prefix) {
+			n++
+		} else if !strings.HasPrefix(k, KeyPrefix+"1000/") {
+			t.Fatalf("key %q outside both layouts", k)
+		}
+	}
+	if n > 10 || len(f.m)-before != n {
+		t.Fatalf("the 10-slot layout wrote %d keys (%d new keys in all)", n, len(f.m)-before)
 	}
 }
 
 func TestStoreDelete(t *testing.T) {
 	f := newFakeShared()
 	s := newStore(f, 100, 3600)
-	s.Update("s-77", 10, true, observeChange(1, "e-1", "", 10))
-	s.Update("s-78", 10, true, observeChange(2, "e-2", "", 10))
-	if err := s.Delete("s-77", 11); err != nil {
+	s.Update(KeyOf("s-77"), 10, true, observeChange(1, "e-1", "", 10))
+	s.Update(KeyOf("s-78"), 10, true, observeChange(2, "e-2", "", 10))
+	if err := s.Delete(KeyOf("s-77"), 11); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := s.Load("s-77", 12); r != nil {
+	if r, _ := s.Load(KeyOf("s-77"), 12); r != nil {
 		t.Fatalf("Load after Delete = %+v", r)
 	}
-	if r, _ := s.Load("s-78", 12); r == nil {
+	if r, _ := s.Load(KeyOf("s-78"), 12); r == nil {
 		t.Fatal("Delete of s-77 lost s-78")
 	}
 	emptied := 0
@@ -205,16 +231,16 @@ func TestStoreDelete(t *testing.T) {
 	}
 	// Deleting again, or an unknown session, writes nothing.
 	sets := f.sets
-	s.Delete("s-77", 13)
-	s.Delete("never", 13)
+	s.Delete(KeyOf("s-77"), 13)
+	s.Delete(KeyOf("never"), 13)
 	if f.sets != sets {
 		t.Errorf("Delete of absent sessions wrote %d times", f.sets-sets)
 	}
 	// The freed slot is reused: a new Update with create recreates it.
-	if err := s.Update("s-77", 14, true, observeChange(3, "e-3", "", 14)); err != nil {
+	if err := s.Update(KeyOf("s-77"), 14, true, observeChange(3, "e-3", "", 14)); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := s.Load("s-77", 14)
+	r, _ := s.Load(KeyOf("s-77"), 14)
 	if r == nil || r.Created != 14 || len(r.Tails) != 1 || r.Tails[0].Stream != 3 {
 		t.Fatalf("recreated record %+v, want a fresh one", r)
 	}
@@ -222,69 +248,149 @@ func TestStoreDelete(t *testing.T) {
 
 func TestStoreTombstoneSurvivesUpdates(t *testing.T) {
 	s := newStore(newFakeShared(), 100, 3600)
-	s.Update("s-77", 10, true, observeChange(1, "e-104", "e-103", 10))
-	s.Update("s-77", 11, true, func(r *Record) bool { r.Tombstone(11); return true })
-	s.Update("s-77", 12, false, observeChange(2, "e-105", "e-104", 12))
-	r, _ := s.Load("s-77", 13)
+	s.Update(KeyOf("s-77"), 10, true, observeChange(1, "e-104", "e-103", 10))
+	if err := s.Tombstone(KeyOf("s-77"), 11); err != nil {
+		t.Fatal(err)
+	}
+	s.Update(KeyOf("s-77"), 12, false, observeChange(2, "e-105", "e-104", 12))
+	r, _ := s.Load(KeyOf("s-77"), 13)
 	if r == nil || !r.Tombstoned || len(r.Tails) != 2 {
 		t.Fatalf("record %+v, want tombstoned with two tails", r)
 	}
 	if d := Decide(TransportHTTP, "http:e-105", r, Policy{}); d.Reason != ReasonTombstoned {
 		t.Errorf("Decide on the stored tombstone = %v", d.Reason)
 	}
+	if d := Decide(TransportHTTP, "", r, Policy{}); d.Reason != ReasonTombstoned || d.Action != Reinit {
+		t.Errorf("a request without a cursor on a tombstoned session: %+v", d)
+	}
+}
+
+// TestStoreTombstoneWithoutRecord: a session is tombstoned whether or not the
+// filter holds its watermarks, and the tombstone never touches the records.
+func TestStoreTombstoneWithoutRecord(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 100, 3600)
+	if err := s.Tombstone(KeyOf("s-none"), 10); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := s.Load(KeyOf("s-none"), 10)
+	if r == nil || !r.Tombstoned || len(r.Tails) != 0 {
+		t.Fatalf("Load = %+v, want a bare tombstoned record", r)
+	}
+	for k := range f.m {
+		if strings.Contains(k, "/s/") {
+			t.Fatalf("tombstoning wrote a record slot %q", k)
+		}
+	}
+	// Delete clears it.
+	if err := s.Delete(KeyOf("s-none"), 11); err != nil {
+		t.Fatal(err)
+	}
+	if dead, _ := s.Tombstoned(KeyOf("s-none"), 11); dead {
+		t.Fatal("tombstone survived Delete")
+	}
+}
+
+// TestStoreTombstoneLookupIsAMiss: asking about a session that was never
+// tombstoned costs one shared-data read that finds nothing, as long as its
+// first candidate slot was never used.
+func TestStoreTombstoneLookupIsAMiss(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 10000, 3600)
+	for i := 0; i < 20; i++ {
+		s.Tombstone(KeyOf(fmt.Sprint("dead-", i)), 10)
+	}
+	misses, hits := 0, 0
+	for i := 0; i < 1000; i++ {
+		f.gets = 0
+		k := KeyOf(fmt.Sprint("live-", i))
+		dead, err := s.Tombstoned(k, 10)
+		if err != nil || dead {
+			t.Fatalf("live-%d: tombstoned %v, %v", i, dead, err)
+		}
+		a, _ := s.candidates(k)
+		if _, ok := f.m[string(s.slotKey(nil, tableTombstones, a))]; ok {
+			hits++
+			continue
+		}
+		if f.gets != 1 {
+			t.Fatalf("live-%d: %d reads, want 1", i, f.gets)
+		}
+		misses++
+	}
+	if misses < 990 {
+		t.Fatalf("%d of 1000 lookups were misses with 20 tombstones in 10000 slots", misses)
+	}
+	// A tombstone whose first slot is taken goes to the second, and is found.
+	one := newStore(newFakeShared(), 2, 3600)
+	one.Tombstone(KeyOf("x"), 10)
+	one.Tombstone(KeyOf("y"), 10)
+	for _, id := range []string{"x", "y"} {
+		if dead, _ := one.Tombstoned(KeyOf(id), 10); !dead {
+			t.Fatalf("%s: tombstone lost in a 2-slot table", id)
+		}
+	}
+	// With both slots taken by live tombstones, the one expiring first goes.
+	one.Tombstone(KeyOf("z"), 20)
+	if dead, _ := one.Tombstoned(KeyOf("z"), 20); !dead {
+		t.Fatal("new tombstone not stored when the table is full")
+	}
 }
 
 func TestStoreTTL(t *testing.T) {
 	f := newFakeShared()
 	s := newStore(f, 1, 60) // one slot: every session competes for it
-	s.Update("old", 1000, true, observeChange(1, "e-1", "", 1000))
-	if r, _ := s.Load("old", 1060); r == nil {
+	s.Update(KeyOf("old"), 1000, true, observeChange(1, "e-1", "", 1000))
+	if r, _ := s.Load(KeyOf("old"), 1060); r == nil {
 		t.Fatal("record invisible at exactly TTL")
 	}
-	if r, _ := s.Load("old", 1061); r != nil {
+	if r, _ := s.Load(KeyOf("old"), 1061); r != nil {
 		t.Fatalf("record older than TTL is visible: %+v", r)
 	}
 	// An expired record does not come back with create=false...
 	called := false
-	s.Update("old", 1061, false, func(*Record) bool { called = true; return true })
+	s.Update(KeyOf("old"), 1061, false, func(*Record) bool { called = true; return true })
 	if called {
 		t.Error("Update(create=false) saw an expired record")
 	}
 	// ...and with create=true it starts afresh, not from the stale tails.
-	s.Update("old", 1062, true, func(r *Record) bool {
+	s.Update(KeyOf("old"), 1062, true, func(r *Record) bool {
 		if len(r.Tails) != 0 || r.Created != 1062 {
 			t.Errorf("Update(create=true) on an expired record got %+v", r)
 		}
 		return false
 	})
 	// Its slot is reused by a new session.
-	if err := s.Update("new", 1062, true, observeChange(2, "e-2", "", 1062)); err != nil {
+	if err := s.Update(KeyOf("new"), 1062, true, observeChange(2, "e-2", "", 1062)); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := s.Load("new", 1062); r == nil {
+	if r, _ := s.Load(KeyOf("new"), 1062); r == nil {
 		t.Fatal("new session not stored in the expired slot")
 	}
 	if len(f.m) != 1 {
-		t.Fatalf("%d keys with Slots=1", len(f.m))
+		t.Fatalf("%d record keys with Slots=1", len(f.m))
 	}
 	// An expired tombstone is gone too: a session is tombstoned for its TTL.
-	s.Update("new", 1063, false, func(r *Record) bool { r.Tombstone(1063); return true })
-	if r, _ := s.Load("new", 1063+60+1); r != nil {
-		t.Fatalf("tombstone outlived its TTL: %+v", r)
+	s.Tombstone(KeyOf("new"), 1063)
+	if dead, _ := s.Tombstoned(KeyOf("new"), 1063+60); !dead {
+		t.Fatal("tombstone gone before its TTL")
+	}
+	if dead, _ := s.Tombstoned(KeyOf("new"), 1063+60+1); dead {
+		t.Fatal("tombstone outlived its TTL")
 	}
 }
 
 func TestStoreCorruptSlotIsFree(t *testing.T) {
 	f := newFakeShared()
 	s := newStore(f, 1, 60)
-	f.Set(s.slotKey(nil, 0), []byte("not a record"), 0)
-	if r, err := s.Load("s", 10); r != nil || err != nil {
+	f.Set(s.slotKey(nil, tableRecords, 0), []byte("not a record"), 0)
+	if r, err := s.Load(KeyOf("s"), 10); r != nil || err != nil {
 		t.Fatalf("Load over a corrupt slot = %+v, %v", r, err)
 	}
-	if err := s.Update("s", 10, true, observeChange(1, "e-1", "", 10)); err != nil {
+	if err := s.Update(KeyOf("s"), 10, true, observeChange(1, "e-1", "", 10)); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := s.Load("s", 10); r == nil {
+	if r, _ := s.Load(KeyOf("s"), 10); r == nil {
 		t.Fatal("corrupt slot was not reused")
 	}
 }
@@ -299,7 +405,7 @@ func TestStoreChoosesSlot(t *testing.T) {
 	var trio []string
 	for i := 0; trio == nil; i++ {
 		name := fmt.Sprint("session-", i)
-		a, b := s.candidates(name)
+		a, b := s.candidates(KeyOf(name))
 		if a == b {
 			t.Fatalf("candidates(%q) = %d, %d: the same slot twice with %d slots", name, a, b, slots)
 		}
@@ -310,22 +416,22 @@ func TestStoreChoosesSlot(t *testing.T) {
 		}
 	}
 	x, y, z := trio[0], trio[1], trio[2]
-	s.Update(x, 100, true, observeChange(1, "x", "", 100))
-	s.Update(y, 50, true, observeChange(2, "y", "", 50)) // must take the other, free slot
-	if rx, _ := s.Load(x, 100); rx == nil {
+	s.Update(KeyOf(x), 100, true, observeChange(1, "x", "", 100))
+	s.Update(KeyOf(y), 50, true, observeChange(2, "y", "", 50)) // must take the other, free slot
+	if rx, _ := s.Load(KeyOf(x), 100); rx == nil {
 		t.Fatal("second session evicted the first although a slot was free")
 	}
-	if ry, _ := s.Load(y, 100); ry == nil {
+	if ry, _ := s.Load(KeyOf(y), 100); ry == nil {
 		t.Fatal("second session not stored")
 	}
-	s.Update(z, 101, true, observeChange(3, "z", "", 101)) // evicts y, older than x
-	if ry, _ := s.Load(y, 101); ry != nil {
+	s.Update(KeyOf(z), 101, true, observeChange(3, "z", "", 101)) // evicts y, older than x
+	if ry, _ := s.Load(KeyOf(y), 101); ry != nil {
 		t.Error("the least recently updated session was not the one evicted")
 	}
-	if rx, _ := s.Load(x, 101); rx == nil {
+	if rx, _ := s.Load(KeyOf(x), 101); rx == nil {
 		t.Error("the more recently updated session was evicted")
 	}
-	if rz, _ := s.Load(z, 101); rz == nil {
+	if rz, _ := s.Load(KeyOf(z), 101); rz == nil {
 		t.Error("third session not stored")
 	}
 }
@@ -334,7 +440,7 @@ func TestStoreCandidatesSpread(t *testing.T) {
 	s := newStore(nil, 1000, 1)
 	used := map[uint32]bool{}
 	for i := 0; i < 5000; i++ {
-		a, b := s.candidates(fmt.Sprint("s-", i))
+		a, b := s.candidates(KeyOf(fmt.Sprint("s-", i)))
 		if a >= 1000 || b >= 1000 {
 			t.Fatalf("candidate out of range: %d, %d", a, b)
 		}
@@ -344,17 +450,17 @@ func TestStoreCandidatesSpread(t *testing.T) {
 		t.Errorf("5000 sessions use only %d of 1000 slots", len(used))
 	}
 	one := newStore(nil, 1, 1)
-	if a, b := one.candidates("x"); a != 0 || b != 0 {
+	if a, b := one.candidates(KeyOf("x")); a != 0 || b != 0 {
 		t.Errorf("Slots=1: candidates %d, %d", a, b)
 	}
 	// A zero Slots (a Store built without configuration) acts as one slot
 	// instead of dividing by zero inside a host callback.
 	f := newFakeShared()
 	zero := &Store{Data: f, TTL: 10}
-	if err := zero.Update("x", 1, true, observeChange(1, "e-1", "", 1)); err != nil {
+	if err := zero.Update(KeyOf("x"), 1, true, observeChange(1, "e-1", "", 1)); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := zero.Load("x", 1); r == nil || len(f.m) != 1 {
+	if r, _ := zero.Load(KeyOf("x"), 1); r == nil || len(f.m) != 1 {
 		t.Errorf("Slots=0: record %v, %d keys", r, len(f.m))
 	}
 }
@@ -367,7 +473,7 @@ func TestStoreBoundedUnderChurn(t *testing.T) {
 	s := newStore(f, slots, 3600)
 	for i := 0; i < sessions; i++ {
 		now := uint32(1_000_000 + i/100)
-		if err := s.Update(fmt.Sprint("churn-", i), now, true, observeChange(uint32(i), "e-1", "", now)); err != nil {
+		if err := s.Update(KeyOf(fmt.Sprint("churn-", i)), now, true, observeChange(uint32(i), "e-1", "", now)); err != nil {
 			t.Fatalf("session %d: %v", i, err)
 		}
 	}
@@ -382,20 +488,20 @@ func TestStoreBoundedUnderChurn(t *testing.T) {
 	const last = 1_000_000 + sessions/100
 	live := 0
 	for i := 0; i < sessions; i++ {
-		if r, _ := s.Load(fmt.Sprint("churn-", i), last); r != nil {
+		if r, _ := s.Load(KeyOf(fmt.Sprint("churn-", i)), last); r != nil {
 			live++
-			if r.SessionID != fmt.Sprint("churn-", i) {
-				t.Fatalf("Load(churn-%d) returned %q", i, r.SessionID)
+			if r.Session != KeyOf(fmt.Sprint("churn-", i)) {
+				t.Fatalf("Load(churn-%d) returned another session's record", i)
 			}
 		}
 	}
 	if live > slots {
 		t.Fatalf("%d sessions load, more than Slots=%d", live, slots)
 	}
-	if r, _ := s.Load(fmt.Sprint("churn-", sessions-1), last); r == nil {
+	if r, _ := s.Load(KeyOf(fmt.Sprint("churn-", sessions-1)), last); r == nil {
 		t.Fatal("the newest session was evicted")
 	}
-	if r, _ := s.Load("churn-0", last); r != nil {
+	if r, _ := s.Load(KeyOf("churn-0"), last); r != nil {
 		t.Fatal("the oldest session survived 100,000 newer ones")
 	}
 	if live < slots/2 {
@@ -424,22 +530,22 @@ func (r *racingShared) Set(key, value []byte, cas uint32) error {
 func TestStoreConcurrentWriterNoLostUpdate(t *testing.T) {
 	f := newFakeShared()
 	seed := newStore(f, 100, 3600)
-	if err := seed.Update("s-77", 10, true, observeChange(1, "e-100", "", 10)); err != nil {
+	if err := seed.Update(KeyOf("s-77"), 10, true, observeChange(1, "e-100", "", 10)); err != nil {
 		t.Fatal(err)
 	}
 
 	workerB := newStore(f, 100, 3600)
 	race := &racingShared{SharedData: f}
 	race.before = func() {
-		if err := workerB.Update("s-77", 11, false, observeChange(2, "e-200", "e-199", 11)); err != nil {
+		if err := workerB.Update(KeyOf("s-77"), 11, false, observeChange(2, "e-200", "e-199", 11)); err != nil {
 			t.Errorf("worker B: %v", err)
 		}
 	}
 	workerA := newStore(race, 100, 3600)
 	calls := 0
-	err := workerA.Update("s-77", 12, false, func(r *Record) bool {
+	err := workerA.Update(KeyOf("s-77"), 12, false, func(r *Record) bool {
 		calls++
-		r.Observe(3, TransportSSE, "e-300", "e-299", KindResponse, 12)
+		r.Observe(3, TransportSSE, "e-300", "e-299", KindResponse, 12, Policy{})
 		return true
 	})
 	if err != nil {
@@ -448,7 +554,7 @@ func TestStoreConcurrentWriterNoLostUpdate(t *testing.T) {
 	if calls != 2 {
 		t.Errorf("change applied %d times, want 2 (first attempt, retry)", calls)
 	}
-	r, _ := seed.Load("s-77", 13)
+	r, _ := seed.Load(KeyOf("s-77"), 13)
 	if r == nil {
 		t.Fatal("record lost")
 	}
@@ -477,14 +583,14 @@ func TestStoreConcurrentWriterNoLostUpdate(t *testing.T) {
 func TestStoreConcurrentDelete(t *testing.T) {
 	f := newFakeShared()
 	seed := newStore(f, 100, 3600)
-	seed.Update("s-77", 10, true, observeChange(1, "e-1", "", 10))
+	seed.Update(KeyOf("s-77"), 10, true, observeChange(1, "e-1", "", 10))
 	race := &racingShared{SharedData: f}
-	race.before = func() { seed.Update("s-77", 11, false, observeChange(2, "e-2", "", 11)) }
+	race.before = func() { seed.Update(KeyOf("s-77"), 11, false, observeChange(2, "e-2", "", 11)) }
 	a := newStore(race, 100, 3600)
-	if err := a.Delete("s-77", 12); err != nil {
+	if err := a.Delete(KeyOf("s-77"), 12); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := seed.Load("s-77", 12); r != nil {
+	if r, _ := seed.Load(KeyOf("s-77"), 12); r != nil {
 		t.Fatalf("record survived a Delete that raced an update: %+v", r)
 	}
 	if n := a.TakeConflicts(); n != 1 {
@@ -510,12 +616,12 @@ func (c contendedShared) Set(key, value []byte, cas uint32) error {
 func TestStoreContentionExhausted(t *testing.T) {
 	f := newFakeShared()
 	seed := newStore(f, 100, 3600)
-	seed.Update("s-77", 10, true, observeChange(1, "e-1", "", 10))
-	before, _, _ := f.Get(seed.slotKey(nil, firstSlot(seed, "s-77", f)))
+	seed.Update(KeyOf("s-77"), 10, true, observeChange(1, "e-1", "", 10))
+	before, _, _ := f.Get(seed.slotKey(nil, tableRecords, firstSlot(seed, "s-77", f)))
 
 	s := newStore(contendedShared{f}, 100, 3600)
 	calls := 0
-	err := s.Update("s-77", 11, false, func(r *Record) bool { calls++; r.Ack(1, 11); return true })
+	err := s.Update(KeyOf("s-77"), 11, false, func(r *Record) bool { calls++; r.Ack(1, 11); return true })
 	if !errors.Is(err, ErrContention) {
 		t.Fatalf("Update under endless contention: %v, want ErrContention", err)
 	}
@@ -525,24 +631,24 @@ func TestStoreContentionExhausted(t *testing.T) {
 	if n := s.TakeConflicts(); n != maxCASAttempts {
 		t.Errorf("TakeConflicts = %d, want %d", n, maxCASAttempts)
 	}
-	after, _, _ := f.Get(seed.slotKey(nil, firstSlot(seed, "s-77", f)))
+	after, _, _ := f.Get(seed.slotKey(nil, tableRecords, firstSlot(seed, "s-77", f)))
 	if !bytes.Equal(before, after) {
 		t.Error("a failed Update changed the record")
 	}
 
-	if err := s.Delete("s-77", 12); !errors.Is(err, ErrContention) {
+	if err := s.Delete(KeyOf("s-77"), 12); !errors.Is(err, ErrContention) {
 		t.Errorf("Delete under endless contention: %v, want ErrContention", err)
 	}
-	if r, _ := seed.Load("s-77", 12); r == nil {
+	if r, _ := seed.Load(KeyOf("s-77"), 12); r == nil {
 		t.Error("a failed Delete removed the record")
 	}
 }
 
 // firstSlot returns the slot that holds session.
 func firstSlot(s *Store, session string, f *fakeShared) uint32 {
-	a, b := s.candidates(session)
-	if e, ok := f.m[string(s.slotKey(nil, a))]; ok {
-		if r, ok, _ := Decode(e.value); ok && r.SessionID == session {
+	a, b := s.candidates(KeyOf(session))
+	if e, ok := f.m[string(s.slotKey(nil, tableRecords, a))]; ok {
+		if r, ok, _ := Decode(e.value); ok && r.Session == KeyOf(session) {
 			return a
 		}
 	}
@@ -559,13 +665,13 @@ func (failingShared) Set([]byte, []byte, uint32) error   { return errHost }
 
 func TestStoreHostErrors(t *testing.T) {
 	s := newStore(failingShared{}, 10, 10)
-	if _, err := s.Load("s", 1); !errors.Is(err, errHost) {
+	if _, err := s.Load(KeyOf("s"), 1); !errors.Is(err, errHost) {
 		t.Errorf("Load: %v", err)
 	}
-	if err := s.Update("s", 1, true, observeChange(1, "e", "", 1)); !errors.Is(err, errHost) {
+	if err := s.Update(KeyOf("s"), 1, true, observeChange(1, "e", "", 1)); !errors.Is(err, errHost) {
 		t.Errorf("Update: %v", err)
 	}
-	if err := s.Delete("s", 1); !errors.Is(err, errHost) {
+	if err := s.Delete(KeyOf("s"), 1); !errors.Is(err, errHost) {
 		t.Errorf("Delete: %v", err)
 	}
 }
@@ -607,8 +713,8 @@ func TestStoreSeedAcrossWorkers(t *testing.T) {
 		if id == "e-104" {
 			kind = KindResponse
 		}
-		if err := w1.Update("s-77", now+uint32(i), true, func(r *Record) bool {
-			r.Observe(1, TransportSSE, id, prev, kind, now+uint32(i))
+		if err := w1.Update(KeyOf("s-77"), now+uint32(i), true, func(r *Record) bool {
+			r.Observe(1, TransportSSE, id, prev, kind, now+uint32(i), Policy{})
 			return true
 		}); err != nil {
 			t.Fatal(err)
@@ -617,7 +723,7 @@ func TestStoreSeedAcrossWorkers(t *testing.T) {
 	}
 	// The idle timeout cuts the stream: no Ack. The client resumes at the
 	// Streamable HTTP endpoint, served by the other worker.
-	r, err := w2.Load("s-77", now+10)
+	r, err := w2.Load(KeyOf("s-77"), now+10)
 	if err != nil || r == nil {
 		t.Fatalf("worker 2 Load = %v, %v", r, err)
 	}
@@ -628,10 +734,10 @@ func TestStoreSeedAcrossWorkers(t *testing.T) {
 		t.Fatalf("resume on sse: %+v, want Reinit drain_race", d)
 	}
 	// Worker 2 tombstones the session; worker 1 then refuses it too.
-	if err := w2.Update("s-77", now+11, false, func(r *Record) bool { r.Tombstone(now + 11); return true }); err != nil {
+	if err := w2.Tombstone(KeyOf("s-77"), now+11); err != nil {
 		t.Fatal(err)
 	}
-	r, _ = w1.Load("s-77", now+12)
+	r, _ = w1.Load(KeyOf("s-77"), now+12)
 	if d := Decide(TransportHTTP, "http:e-1", r, Policy{}); d.Reason != ReasonTombstoned {
 		t.Fatalf("after tombstone: %+v", d)
 	}

@@ -25,6 +25,14 @@ func (t *StreamTail) Reset(stream uint32, tr Transport) {
 	*t = StreamTail{Stream: stream, Transport: tr, last: t.last[:0], prev: t.prev[:0]}
 }
 
+// Resume tells t that the stream resumes after the upstream event id (the
+// cursor the filter forwarded, tag stripped): the stream's first event then
+// has id as its previous event, and a drain race on it can be rewound to id
+// like any other. Call it after Reset, before the first Add.
+func (t *StreamTail) Resume(id string) {
+	t.last = append(t.last[:0], id...)
+}
+
 // Add records that an event with ID id and kind k was sent. Only the kind of
 // the last event added before a write matters. IDs longer than
 // MaxEventIDBytes are kept here but never recorded (Record.Observe).
@@ -35,22 +43,24 @@ func (t *StreamTail) Add(id []byte, k EventKind) {
 	t.pending = true
 }
 
-// Due reports whether the tail must be written now under policy p.
+// Due reports whether the tail must be written now under policy p. A tail
+// whose last ID is too long to record (MaxEventIDBytes) is never due: writing
+// it would change nothing but could create a record, evicting another.
 func (t *StreamTail) Due(p Policy) bool {
-	return t.pending && (p.InScope(t.kind) || t.inScope || p.Unknown == UnknownReinit)
+	return t.pending && len(t.last) <= MaxEventIDBytes &&
+		(p.InScope(t.kind) || t.inScope || p.Unknown == UnknownReinit)
 }
 
 // Written reports whether a tail of this stream is in shared data, so that
 // its end can acknowledge it.
 func (t *StreamTail) Written() bool { return t.written }
 
-// RecordTail writes t into the record of session (creating it), and marks t
-// written.
-func (s *Store) RecordTail(session string, t *StreamTail, p Policy, now uint32) error {
+// RecordTail writes t into the record of session k (creating it), and marks
+// t written.
+func (s *Store) RecordTail(k SessionKey, t *StreamTail, p Policy, now uint32) error {
 	last, prev := string(t.last), string(t.prev)
-	err := s.Update(session, now, true, func(r *Record) bool {
-		r.Observe(t.Stream, t.Transport, last, prev, t.kind, now)
-		return true
+	err := s.Update(k, now, true, func(r *Record) bool {
+		return r.Observe(t.Stream, t.Transport, last, prev, t.kind, now, p)
 	})
 	if err == nil {
 		t.pending, t.written, t.inScope = false, true, p.InScope(t.kind)
@@ -58,19 +68,9 @@ func (s *Store) RecordTail(session string, t *StreamTail, p Policy, now uint32) 
 	return err
 }
 
-// Ack marks the tail of stream acknowledged in the record of session.
-func (s *Store) Ack(session string, stream uint32, now uint32) error {
-	return s.Update(session, now, false, func(r *Record) bool {
+// Ack marks the tail of stream acknowledged in the record of session k.
+func (s *Store) Ack(k SessionKey, stream uint32, now uint32) error {
+	return s.Update(k, now, false, func(r *Record) bool {
 		return r.Ack(stream, now)
-	})
-}
-
-// Tombstone marks the record of session, if there is one, force-
-// re-initialized. A session without a record gets none: made-up session IDs
-// must not evict real watermarks.
-func (s *Store) Tombstone(session string, now uint32) error {
-	return s.Update(session, now, false, func(r *Record) bool {
-		r.Tombstone(now)
-		return true
 	})
 }

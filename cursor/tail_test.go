@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,7 @@ func TestStreamTailDue(t *testing.T) {
 	s := newStore(newFakeShared(), 16, 3600)
 	write := func(tl *StreamTail, p Policy) {
 		t.Helper()
-		if err := s.RecordTail("s-1", tl, p, 10); err != nil {
+		if err := s.RecordTail(KeyOf("s-1"), tl, p, 10); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,7 +37,7 @@ func TestStreamTailDue(t *testing.T) {
 	if tl.Due(responses) || !tl.Written() {
 		t.Fatal("a written tail is still due, or not written")
 	}
-	r, _ := s.Load("s-1", 10)
+	r, _ := s.Load(KeyOf("s-1"), 10)
 	if r == nil || len(r.Tails) != 1 || r.Tails[0] != (Tail{Stream: 7, Transport: TransportHTTP, LastID: "e-2", PrevID: "e-1", LastKind: KindResponse}) {
 		t.Fatalf("record %+v", r)
 	}
@@ -51,33 +52,74 @@ func TestStreamTailDue(t *testing.T) {
 	if tl.Due(responses) {
 		t.Fatal("a second notification is due although the written tail is out of scope")
 	}
-	if err := s.Ack("s-1", 7, 11); err != nil {
+	if err := s.Ack(KeyOf("s-1"), 7, 11); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := s.Load("s-1", 11); r == nil || !r.Tails[0].Acked || r.Tails[0].LastID != "e-3" {
+	if r, _ := s.Load(KeyOf("s-1"), 11); r == nil || !r.Tails[0].Acked || r.Tails[0].LastID != "e-3" {
 		t.Fatalf("after ack: %+v", r)
 	}
 }
 
-func TestTombstoneOnlyExistingRecords(t *testing.T) {
+// TestTailTooLongWritesNothing: a tail whose last ID is too long to record is
+// never due, so it creates no record that would evict another session's.
+func TestTailTooLongWritesNothing(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 16, 3600)
+	for _, n := range []int{MaxEventIDBytes + 1, 1000, 8192} {
+		var tl StreamTail
+		tl.Reset(1, TransportHTTP)
+		tl.Add(bytes.Repeat([]byte("x"), n), KindResponse)
+		for _, p := range []Policy{{}, {Unknown: UnknownReinit}, {Scope: ScopeAll}} {
+			if tl.Due(p) {
+				t.Fatalf("a %d-byte last ID is due under %+v", n, p)
+			}
+		}
+		// Even written by hand, it changes nothing and creates nothing.
+		if err := s.RecordTail(KeyOf("s-1"), &tl, Policy{}, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.sets != 0 {
+		t.Fatalf("%d shared-data writes for tails that record nothing", f.sets)
+	}
+}
+
+// TestTailResumeSeedsPrevious: the first event of a stream opened by a
+// resume has the forwarded cursor as its previous ID, so a drain race on it
+// can be rewound.
+func TestTailResumeSeedsPrevious(t *testing.T) {
 	s := newStore(newFakeShared(), 16, 3600)
-	if err := s.Tombstone("s-none", 10); err != nil {
-		t.Fatal(err)
-	}
-	if r, _ := s.Load("s-none", 10); r != nil {
-		t.Fatalf("a session without a record got one: %+v", r)
-	}
 	var tl StreamTail
-	tl.Reset(1, TransportSSE)
-	tl.Add([]byte("e-104"), KindResponse)
-	if err := s.RecordTail("s-77", &tl, Policy{}, 10); err != nil {
+	tl.Reset(2, TransportHTTP)
+	tl.Resume("1_4")
+	tl.Add([]byte("1_5"), KindResponse)
+	if err := s.RecordTail(KeyOf("s-1"), &tl, Policy{}, 10); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Tombstone("s-77", 11); err != nil {
-		t.Fatal(err)
+	r, _ := s.Load(KeyOf("s-1"), 10)
+	d := Decide(TransportHTTP, "http:1_5", r, Policy{Unacked: UnackedRewind})
+	if d.Action != ForwardCursor || !d.Rewound || d.Cursor != "1_4" {
+		t.Fatalf("drain race on a resumed stream's first event: %+v, want rewound to 1_4", d)
 	}
-	if r, _ := s.Load("s-77", 11); r == nil || !r.Tombstoned {
-		t.Fatalf("record not tombstoned: %+v", r)
+}
+
+// TestTailPrimingNeverDue: a priming event alone is never a drain race, so
+// under unacked_scope: all it is not written either (nothing to protect).
+func TestTailPrimingNeverInScope(t *testing.T) {
+	for _, p := range []Policy{{}, {Scope: ScopeAll}} {
+		if p.InScope(KindPriming) {
+			t.Fatalf("priming in scope under %+v", p)
+		}
+		var tl StreamTail
+		tl.Reset(1, TransportHTTP)
+		tl.Add([]byte("0_0"), KindPriming)
+		if tl.Due(p) {
+			t.Fatalf("a priming-only tail is due under %+v", p)
+		}
+	}
+	r := &Record{Tails: []Tail{{Stream: 1, Transport: TransportHTTP, LastID: "0_0", LastKind: KindPriming}}}
+	if d := Decide(TransportHTTP, "http:0_0", r, Policy{Scope: ScopeAll}); d.Reason != ReasonNormal || d.Action != ForwardCursor {
+		t.Fatalf("resume from an unacked priming event under scope all: %+v", d)
 	}
 }
 
@@ -138,13 +180,13 @@ func TestCreateRaceMerges(t *testing.T) {
 		var tl StreamTail
 		tl.Reset(stream, TransportHTTP)
 		tl.Add([]byte(id), KindResponse)
-		if err := s.RecordTail("s-1", &tl, Policy{}, 10); err != nil {
+		if err := s.RecordTail(KeyOf("s-1"), &tl, Policy{}, 10); err != nil {
 			t.Fatal(err)
 		}
 	}
 	data.other = func() { add(w2, 2, "e-2") } // lands between w1's write and its read-back
 	add(w1, 1, "e-1")
-	r, _ := w1.Load("s-1", 10)
+	r, _ := w1.Load(KeyOf("s-1"), 10)
 	if r == nil || len(r.Tails) != 2 {
 		t.Fatalf("record %+v: want both workers' tails", r)
 	}

@@ -13,13 +13,17 @@ import (
 // tools/call answered on a POST /mcp SSE stream that the upstream holds
 // open, cut by the client after it read the result's event and before it
 // dispatched it, then a resume with that event's cursor.
-func runDrainRace(t *testing.T, tg *target) (*seedclient.Report, counters) {
+func runDrainRace(t *testing.T, tg *target, opts ...func(*seedclient.Config)) (*seedclient.Report, counters) {
 	t.Helper()
 	before := tg.counters(t)
-	rep, err := seedclient.RunDrainRace(testContext(t), seedclient.Config{
+	cfg := seedclient.Config{
 		BaseURL: tg.proxyURL, ControlURL: tg.upstreamURL, HTTPClient: tg.resumingClient(t),
 		ResumeWait: 5 * time.Second, Retry: true,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	rep, err := seedclient.RunDrainRace(testContext(t), cfg)
 	if err != nil {
 		t.Fatalf("RunDrainRace: %v", err)
 	}

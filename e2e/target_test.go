@@ -49,6 +49,9 @@ type targetOptions struct {
 	config string
 	// streamIdleTimeout is the proxy's stream idle timeout (0: none).
 	streamIdleTimeout time.Duration
+	// sessionIDBytes is the length of the session IDs the upstream mints
+	// (dualstack.Options.SessionIDBytes; 0: its default).
+	sessionIDBytes int
 }
 
 // external reports whether the suite runs against an external proxy.
@@ -96,7 +99,7 @@ func newTarget(t *testing.T, opts targetOptions) *target {
 		PluginConfig:      config,
 		VMs:               2,
 		StreamIdleTimeout: opts.streamIdleTimeout,
-		Upstream:          dualstack.Options{FirstEventID: seedFirstEventID},
+		Upstream:          dualstack.Options{FirstEventID: seedFirstEventID, SessionIDBytes: opts.sessionIDBytes},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,10 @@ package envoy_test
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
 )
 
 // deployDocs returns the user documentation of the deployment: the README
@@ -19,16 +20,13 @@ func deployDocs(t *testing.T) (string, string) {
 	return "README.md", readme[i:]
 }
 
-// counterNames reads the counter names the plugin defines from its source.
+// counterNames returns the full names of the counters the plugin defines,
+// from their single source of truth (package counters).
 func counterNames(t *testing.T) []string {
 	t.Helper()
-	src := readFile(t, filepath.Join(repoRoot, "filter", "metrics.go"))
 	var names []string
-	for _, m := range regexp.MustCompile(`\{"([a-z_]+_total)",`).FindAllSubmatch(src, -1) {
-		names = append(names, "mcp_resume_guard_"+string(m[1]))
-	}
-	if len(names) < 11 {
-		t.Fatalf("found %d counter names in filter/metrics.go (%v); update counterNames to the way it declares them", len(names), names)
+	for _, n := range counters.Names() {
+		names = append(names, counters.Prefix+n)
 	}
 	return names
 }

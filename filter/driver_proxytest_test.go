@@ -153,14 +153,24 @@ func (s *nativeStream) onResponseBody(chunk []byte, eos bool) []byte {
 // end sets response.flags as Envoy does before the log phase (DC for a
 // client that went away) and completes the stream.
 func (s *nativeStream) end(cut bool) {
-	var flags [8]byte
+	var flags uint64
 	if cut {
-		binary.LittleEndian.PutUint64(flags[:], flagDownstreamConnectionTermination)
-	} // else all zero: proxytest refuses an empty property value
-	if err := s.d.host.SetProperty(propFlags, flags[:]); err != nil {
+		flags = flagDownstreamConnectionTermination
+	}
+	s.endWithFlags(flags)
+}
+
+func (s *nativeStream) endWithFlags(flags uint64) {
+	var b [8]byte // all zero for no flag: proxytest refuses an empty property value
+	binary.LittleEndian.PutUint64(b[:], flags)
+	if err := s.d.host.SetProperty(propFlags, b[:]); err != nil {
 		s.d.t.Fatal(err)
 	}
 	s.d.host.CompleteHttpContext(s.id)
+}
+
+func (s *nativeStream) onResponseTrailers(hs [][2]string) types.Action {
+	return s.d.host.CallOnResponseTrailers(s.id, hs)
 }
 
 func (s *nativeStream) vm() int { return 0 }

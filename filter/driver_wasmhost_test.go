@@ -173,6 +173,21 @@ func (s *wasmStream) end(cut bool) {
 	}
 }
 
+func (s *wasmStream) endWithFlags(flags uint64) {
+	s.s.AddFlags(flags)
+	if err := s.s.Finish(wasmhost.EndComplete); err != nil {
+		s.d.t.Fatalf("finish: %v", err)
+	}
+}
+
+func (s *wasmStream) onResponseTrailers(hs [][2]string) types.Action {
+	act, err := s.s.OnResponseTrailers(toHost(hs))
+	if err != nil {
+		s.d.t.Fatalf("response trailers: %v", err)
+	}
+	return types.Action(act)
+}
+
 func (s *wasmStream) vm() int { return s.s.VM() }
 
 func toHost(hs [][2]string) wasmhost.Headers {

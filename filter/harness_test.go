@@ -69,6 +69,10 @@ type stream interface {
 	// end finishes the stream; cut ends it the way a client that went away
 	// does (Envoy's DC flag), otherwise it completes.
 	end(cut bool)
+	// endWithFlags finishes the stream with exactly these response.flags.
+	endWithFlags(flags uint64)
+	// onResponseTrailers ends the response with trailers.
+	onResponseTrailers(hs [][2]string) types.Action
 	// vm is the index of the VM the stream ran on (always 0 natively).
 	vm() int
 }

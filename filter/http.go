@@ -13,23 +13,14 @@ import (
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 )
 
-// Envoy's response.flags bits that mean the client did not receive the whole
-// stream (envoy/stream_info/stream_info.h).
-const (
-	flagDownstreamConnectionTermination = 0x4000     // DC
-	flagStreamIdleTimeout               = 0x10000    // SI
-	flagDownstreamProtocolError         = 0x40000    // DPE
-	flagDurationTimeout                 = 0x400000   // DT
-	flagDownstreamRemoteReset           = 0x10000000 // DR
-	flagsCut                            = flagDownstreamConnectionTermination | flagStreamIdleTimeout |
-		flagDownstreamProtocolError | flagDurationTimeout | flagDownstreamRemoteReset
-)
+// flagDownstreamConnectionTermination is Envoy's DC response flag
+// (envoy/stream_info/stream_info.h): the client went away.
+const flagDownstreamConnectionTermination = 0x4000
 
 var (
-	propRouteName   = []string{"xds", "route_name"}
-	propFlags       = []string{"response", "flags"}
-	propCodeDetails = []string{"response", "code_details"}
-	reinitHeaders   = [][2]string{{"content-type", "application/json"}, {"cache-control", "no-store"}}
+	propRouteName = []string{"xds", "route_name"}
+	propFlags     = []string{"response", "flags"}
+	reinitHeaders = [][2]string{{"content-type", "application/json"}, {"cache-control", "no-store"}}
 )
 
 // httpContext is the state of one HTTP stream. Everything the response path
@@ -40,9 +31,11 @@ type httpContext struct {
 	plugin *pluginContext
 
 	transport  cursor.Transport // TransportNone: not a guarded route, hands off
-	session    string
+	session    string           // "" when the request carries none (yet)
+	key        cursor.SessionKey
 	isDelete   bool
-	localReply bool // this stream's response is our own re-initialization
+	localReply bool   // this stream's response is our own re-initialization
+	resumeFrom string // the upstream cursor forwarded on a resume, "" if none
 
 	// Response stream state, set only for a rewritten SSE response.
 	rw     *sse.Rewriter
@@ -92,19 +85,34 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	if h.session == "" && h.transport == cursor.TransportSSE {
 		h.session = queryParam(req.path, "sessionId", "session_id")
 	}
+	h.setSession(h.session)
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
-	if last == "" {
-		// No cursor, nothing to judge (the decision table's first row):
-		// no shared-data lookup on ordinary MCP traffic.
+	if h.isDelete || last == "" && h.session == "" {
+		// A DELETE passes to the upstream, which frees the session, and
+		// clears the record on its way back. A request with neither cursor
+		// nor session has nothing to judge: no shared-data lookup.
 		return action
 	}
 
 	now := p.now()
 	policy := p.cfg.Policy
-	rec, err := p.store.Load(h.session, now)
+	var rec *cursor.Record
+	var err error
+	switch {
+	case h.session == "":
+	case last == "":
+		// Ordinary MCP traffic: only "is the session terminated?", which
+		// for a session never tombstoned is a shared-data miss.
+		var dead bool
+		if dead, err = p.store.Tombstoned(h.key, now); dead {
+			rec = &cursor.Record{Session: h.key, Tombstoned: true}
+		}
+	default:
+		rec, err = p.store.Load(h.key, now)
+	}
 	if err != nil {
-		// Shared data failed: judge the cursor without a watermark, and
+		// Shared data failed: judge the request without a watermark, and
 		// never refuse it only because the watermark could not be read.
 		p.metrics.failOpen.inc()
 		proxywasm.LogWarn("mcp-resume-guard: shared data read failed, deciding without watermark: " + err.Error())
@@ -112,6 +120,14 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	}
 	d := cursor.Decide(h.transport, last, rec, policy)
 	return h.apply(d, method, now)
+}
+
+// setSession sets the stream's session and its shared-data key.
+func (h *httpContext) setSession(session string) {
+	h.session = session
+	if session != "" {
+		h.key = cursor.KeyOf(session)
+	}
 }
 
 // apply carries out a resume decision on the request.
@@ -136,6 +152,10 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 			p.metrics.failOpen.inc()
 			return types.ActionContinue
 		}
+		// The resumed stream's first event follows this cursor: a drain
+		// race on it can then be rewound to it. A copy, since the
+		// cursor aliases the request header block.
+		h.resumeFrom = strings.Clone(d.Cursor)
 		p.metrics.cursorsStripped.inc()
 		if d.Rewound {
 			p.metrics.rewinds.inc()
@@ -146,7 +166,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
 	if h.session != "" && d.Tombstones() {
-		p.stored(p.store.Tombstone(h.session, now), "cannot tombstone the session")
+		p.stored(p.store.Tombstone(h.key, now), "cannot tombstone the session")
 	}
 	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
 		// The legacy transport re-initializes by opening a fresh stream.
@@ -192,7 +212,7 @@ func (h *httpContext) logDetection(d cursor.Decision) {
 		b.WriteString("cross-transport cursor: resume cursor was minted by the other transport")
 	}
 	b.WriteString("; session=")
-	b.WriteString(cursor.SessionTag(h.session))
+	b.WriteString(h.sessionTag())
 	b.WriteString(" route_transport=")
 	b.WriteString(h.transport.String())
 	if d.Tail != nil {
@@ -231,7 +251,7 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	if h.isDelete {
 		status, _ := proxywasm.GetHttpResponseHeader(":status")
 		if h.session != "" && len(status) == 3 && status[0] == '2' {
-			p.stored(p.store.Delete(h.session, p.now()), "cannot clear the deleted session")
+			p.stored(p.store.Delete(h.key, p.now()), "cannot clear the deleted session")
 		}
 		return action
 	}
@@ -245,8 +265,11 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	}
 	if sid, _ := proxywasm.GetHttpResponseHeader("mcp-session-id"); sid != "" {
 		// An initialize answered as a stream: its session comes back in
-		// the response, and wins over a stale one the request carried.
-		h.session = sid
+		// the response, and wins over a stale one the request carried. A
+		// copy: the value lives in host memory only for this callback.
+		if sid != h.session {
+			h.setSession(strings.Clone(sid))
+		}
 	}
 	if ce, _ := proxywasm.GetHttpResponseHeader("content-encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// Compressed SSE cannot be rewritten without decoding it; pass it
@@ -260,6 +283,9 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	}
 	h.rw = p.getRewriter(h.transport)
 	h.tail.Reset(newStreamID(), h.transport)
+	if h.resumeFrom != "" {
+		h.tail.Resume(h.resumeFrom)
+	}
 	return action
 }
 
@@ -276,14 +302,18 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 		return action
 	}
 	p := h.plugin
+	// Bytes the rewriter held back from earlier chunks (the start of an id
+	// line cut by a chunk boundary): if this chunk cannot be rewritten, they
+	// go out in front of it as they came, never lost.
+	held := append(p.held[:0], rw.Held()...)
+	p.held = held[:0]
 	var chunk []byte
 	if size > 0 {
 		var err error
 		if chunk, err = proxywasm.GetHttpResponseBody(0, size); err != nil {
 			// The chunk passes as it came; with a gap in what it saw, the
 			// rewriter could mistake data for an id line: stop rewriting.
-			p.metrics.failOpen.inc()
-			h.rw = nil
+			h.abandon(held, "cannot read the response body: "+err.Error())
 			return action
 		}
 	}
@@ -292,18 +322,61 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 	p.metrics.eventsTagged.add(rw.Tagged())
 	if rw.Overflowed() {
 		p.metrics.sseOverflow.inc()
-		proxywasm.LogWarn("mcp-resume-guard: SSE line longer than max_line_bytes; the rest of this stream passes untagged; session=" + cursor.SessionTag(h.session))
+		proxywasm.LogWarn("mcp-resume-guard: SSE line longer than max_line_bytes; the rest of this stream passes untagged; session=" + h.sessionTag())
 	}
 	h.observe(rw.Events())
 	if changed {
 		if err := proxywasm.ReplaceHttpResponseBody(out); err != nil {
-			// The chunk goes out as it came; a rewriter that held bytes
-			// back would now lose them, so stop rewriting this stream.
-			p.metrics.failOpen.inc()
-			h.rw = nil
+			// The chunk goes out as it came, after what was held back.
+			h.abandon(held, "cannot replace the response body: "+err.Error())
 		}
 	}
 	return action
+}
+
+// abandon stops rewriting the stream after a host call on its body failed:
+// the current chunk passes as it came, preceded by the bytes the rewriter
+// held back from earlier chunks, and the fault is counted and logged.
+func (h *httpContext) abandon(held []byte, why string) {
+	p := h.plugin
+	p.metrics.failOpen.inc()
+	h.rw = nil // OnHttpStreamDone no longer returns it to the pool: it may hold the chunk
+	if len(held) > 0 {
+		if err := proxywasm.PrependHttpResponseBody(held); err != nil {
+			proxywasm.LogError("mcp-resume-guard: " + why + "; " + strconv.Itoa(len(held)) + " held-back bytes of an id line could not be restored: " + err.Error())
+			return
+		}
+	}
+	proxywasm.LogWarn("mcp-resume-guard: " + why + "; the rest of the stream passes untagged; session=" + h.sessionTag())
+}
+
+// OnHttpResponseTrailers implements types.HttpContext. Trailers end the
+// response stream as end_of_stream does: the stream may be acknowledged.
+// Envoy hands the plugin no body buffer in this callback (its response body
+// pointer is the last chunk's, already passed on), so bytes the rewriter
+// still holds — only ever an id line the upstream left unterminated, which an
+// SSE client discards at the end of the stream — cannot be added; they are
+// counted and logged instead of silently dropped.
+func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
+	action = types.ActionContinue
+	defer h.failOpen(&action)
+	h.sawEOS = true
+	if h.rw == nil {
+		return action
+	}
+	if n := len(h.rw.Held()); n > 0 {
+		h.plugin.metrics.failOpen.inc()
+		proxywasm.LogWarn("mcp-resume-guard: the response ended with trailers inside an unterminated id line; " + strconv.Itoa(n) + " bytes of it could not be forwarded; session=" + h.sessionTag())
+	}
+	return action
+}
+
+// sessionTag names the stream's session in logs (cursor.SessionKey.Tag).
+func (h *httpContext) sessionTag() string {
+	if h.session == "" {
+		return "none"
+	}
+	return h.key.Tag()
 }
 
 // observe takes the chunk's events: it learns the legacy session from the
@@ -312,7 +385,7 @@ func (h *httpContext) observe(events []sse.Event) {
 	for i := range events {
 		ev := &events[i]
 		if h.session == "" && h.transport == cursor.TransportSSE && string(ev.Type) == "endpoint" {
-			h.session = queryParam(string(ev.Data), "sessionId", "session_id")
+			h.setSession(queryParam(string(ev.Data), "sessionId", "session_id"))
 		}
 		if ev.HasID {
 			h.tail.Add(ev.ID, ev.Kind)
@@ -322,12 +395,13 @@ func (h *httpContext) observe(events []sse.Event) {
 	if h.session == "" || !h.tail.Due(p.cfg.Policy) {
 		return
 	}
-	p.stored(p.store.RecordTail(h.session, &h.tail, p.cfg.Policy, p.now()), "cannot record the stream tail")
+	p.stored(p.store.RecordTail(h.key, &h.tail, p.cfg.Policy, p.now()), "cannot record the stream tail")
 }
 
 // OnHttpStreamDone implements types.HttpContext. Envoy calls it from
 // proxy_on_log, on clean ends and on resets alike: a stream that reached
-// end-of-stream without a downstream reset or timeout acknowledges its tail.
+// its end (end_of_stream or trailers) with no response flag set at all
+// acknowledges its tail.
 func (h *httpContext) OnHttpStreamDone() {
 	defer h.failOpen(nil)
 	if h.rw == nil {
@@ -339,24 +413,19 @@ func (h *httpContext) OnHttpStreamDone() {
 	if !h.tail.Written() || !h.sawEOS || !streamCompleted() {
 		return
 	}
-	p.stored(p.store.Ack(h.session, h.tail.Stream, p.now()), "cannot acknowledge the stream tail")
+	p.stored(p.store.Ack(h.key, h.tail.Stream, p.now()), "cannot acknowledge the stream tail")
 }
 
-// streamCompleted reports whether Envoy saw the response delivered: no
-// downstream disconnect, reset or timeout in response.flags or code details.
+// streamCompleted reports whether Envoy ended the stream with no response
+// flag at all. Any flag — a downstream reset, disconnect or timeout, but also
+// an upstream reset or a local reply after data was sent — or flags that
+// cannot be read leave the stream unacknowledged: when in doubt, the last
+// event was not delivered, and acking a cut stream is how the silent loss
+// comes back. (After an upstream failure a re-initialization is the right
+// answer to a resume anyway.)
 func streamCompleted() bool {
-	// A stream whose end cannot be told apart from a cut is not
-	// acknowledged: acking a cut stream is how the silent loss comes back.
 	b, err := proxywasm.GetProperty(propFlags)
-	if err != nil || len(b) != 8 || binary.LittleEndian.Uint64(b)&flagsCut != 0 {
-		return false
-	}
-	if b, err := proxywasm.GetProperty(propCodeDetails); err == nil {
-		if strings.Contains(string(b), "downstream_remote_disconnect") || strings.Contains(string(b), "idle_timeout") {
-			return false
-		}
-	}
-	return true
+	return err == nil && len(b) == 8 && binary.LittleEndian.Uint64(b) == 0
 }
 
 // isEventStream reports whether a content-type is text/event-stream, in any

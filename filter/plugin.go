@@ -33,6 +33,7 @@ type pluginContext struct {
 	started bool
 
 	scratch   []byte          // rewritten body chunks
+	held      []byte          // a copy of the rewriter's held-back bytes during a body callback
 	rewriters []*sse.Rewriter // free list, reused across streams
 	reinitAt  [8][]byte       // prebuilt re-initialization bodies by reason
 	now       func() uint32   // unix seconds; replaced in tests

@@ -143,6 +143,13 @@ func (r *Rewriter) Events() []Event { return r.events }
 // small notifications per chunk). Reset keeps the setting.
 func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
 
+// Held returns the bytes Rewrite has consumed but not yet written out: the
+// start of a line that may be an id field, cut by a chunk boundary. They come
+// out (tagged or not) in a later call. A caller that stops feeding the
+// rewriter must forward them itself, in front of the next chunk, or they are
+// lost. The slice is valid until the next Rewrite or Reset.
+func (r *Rewriter) Held() []byte { return r.hold }
+
 // Overflowed reports whether the stream exceeded maxLineBytes (an id or event
 // type value longer than that) and now passes through untouched: no more ids
 // are tagged and no more events are reported.

@@ -74,7 +74,7 @@ func MeasureShared(h *wasmhost.Host) SharedUsage {
 		}
 		u.Keys++
 		u.Bytes += int64(len(k) + len(v))
-		if rec, ok, err := cursor.Decode(v); err == nil && ok && rec.SessionID != "" {
+		if rec, ok, err := cursor.Decode(v); err == nil && ok && rec.Session != (cursor.SessionKey{}) {
 			u.Live++
 		}
 	}
@@ -175,7 +175,7 @@ func churn(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	// cursor must be judged "unknown" and forwarded without its tag, like one
 	// the guard never saw.
 	for k, v := range h.SharedData() {
-		if rec, ok, err := cursor.Decode(v); err == nil && ok && rec.SessionID == Session(0) {
+		if rec, ok, err := cursor.Decode(v); err == nil && ok && rec.Session == cursor.KeyOf(Session(0)) {
 			return fmt.Errorf("bench: churn: slot %s still holds the first session", k)
 		}
 	}

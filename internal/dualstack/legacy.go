@@ -14,7 +14,7 @@ import (
 // carries every event of the session until the client goes away. The session
 // outlives the stream so that /mcp can resume it.
 func (srv *Server) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
-	sess := newSession(TransportSSE)
+	sess := newSession(TransportSSE, srv.opts.SessionIDBytes)
 	srv.sessions.add(sess)
 	st := newStream(streamLegacy, TransportSSE)
 	sess.attach(st)

@@ -50,6 +50,12 @@ type Options struct {
 	Replay ReplayMode
 	// Logger receives one line per HTTP request. Nil discards.
 	Logger *slog.Logger
+	// SessionIDBytes is the length of the session IDs the server mints
+	// (default 18: "s-" and 16 hex digits). Longer IDs are shaped like a JWT
+	// (visible ASCII, three dot-separated base64url parts), as servers that
+	// use a JWT or encrypted state as session ID mint them. Values too small
+	// for that shape (under 43) mean the default.
+	SessionIDBytes int
 	// NoPriming disables the priming event (an event ID with empty data) that
 	// starts every POST /mcp SSE response.
 	NoPriming bool

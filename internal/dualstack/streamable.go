@@ -72,7 +72,7 @@ func (srv *Server) postMCP(w http.ResponseWriter, r *http.Request) {
 			writeJSONRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "initialize must not carry Mcp-Session-Id")
 			return
 		}
-		sess = newSession(TransportHTTP)
+		sess = newSession(TransportHTTP, srv.opts.SessionIDBytes)
 		srv.sessions.add(sess)
 		w.Header().Set(headerSessionID, sess.id)
 		note(r, slog.String("session", sess.id))

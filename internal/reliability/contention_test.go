@@ -16,7 +16,7 @@ func record(h *wasmhost.Host, session string) (cursor.Record, bool) {
 		if !strings.HasPrefix(k, cursor.KeyPrefix) {
 			continue
 		}
-		if rec, ok, err := cursor.Decode(v); err == nil && ok && rec.SessionID == session {
+		if rec, ok, err := cursor.Decode(v); err == nil && ok && rec.Session == cursor.KeyOf(session) {
 			return rec, true
 		}
 	}

@@ -115,8 +115,9 @@
 //     failed and acts on failure_policy); streams still open on the old
 //     instance fail with ErrVMRestarted.
 //   - The request body is read through proxy_on_request_body completely
-//     before the upstream is contacted (Envoy streams it). Request and
-//     response trailers are never delivered.
+//     before the upstream is contacted (Envoy streams it). The reverse
+//     proxy never delivers trailers; a test can end a Stream's response with
+//     them (Stream.OnResponseTrailers).
 //   - Pause at end_of_stream forwards the buffered body and logs a warning
 //     (Envoy would wait for proxy_continue_stream). Pause on headers waits
 //     for proxy_continue_stream (from a tick) or the end of the stream.

@@ -64,9 +64,10 @@ type Host struct {
 	vms      []*VM
 	next     atomic.Uint64
 
-	shared  sharedData
-	metrics metricStore
-	stats   hostStats
+	shared      sharedData
+	metrics     metricStore
+	stats       hostStats
+	bufferFault atomic.Pointer[func(op BufferOp) bool]
 
 	closeOnce sync.Once
 	closed    chan struct{}

@@ -195,6 +195,9 @@ func (vm *VM) buffer(t uint32) (data []byte, writable bool, st Status) {
 // the end is truncated (exports.cc get_buffer_bytes).
 func proxyGetBufferBytes(vm *VM, mem api.Memory, st []uint64) {
 	data, _, s := vm.buffer(u32(st, 0))
+	if s == StatusOK && vm.host.failBuffer(BufferGet) {
+		s = StatusInternalFailure
+	}
 	if s != StatusOK {
 		ret(st, s)
 		return
@@ -226,6 +229,31 @@ func proxyGetBufferStatus(vm *VM, mem api.Memory, st []uint64) {
 	ret(st, StatusOK)
 }
 
+// BufferOp names a body-buffer host call for fault injection.
+type BufferOp string
+
+// Body-buffer operations.
+const (
+	BufferGet BufferOp = "get" // proxy_get_buffer_bytes
+	BufferSet BufferOp = "set" // proxy_set_buffer_bytes
+)
+
+// SetBufferFault installs fn, consulted on every body-buffer call that would
+// otherwise succeed: when it returns true the call fails with
+// INTERNAL_FAILURE. nil removes it. fn runs on the VM's goroutine.
+func (h *Host) SetBufferFault(fn func(op BufferOp) bool) {
+	if fn == nil {
+		h.bufferFault.Store(nil)
+		return
+	}
+	h.bufferFault.Store(&fn)
+}
+
+func (h *Host) failBuffer(op BufferOp) bool {
+	fn := h.bufferFault.Load()
+	return fn != nil && (*fn)(op)
+}
+
 // SetBufferBytes applies Envoy's Buffer::copyFrom to buf (envoy
 // source/extensions/common/wasm/context.cc): start 0 drains size bytes from
 // the front and then prepends data (so (0, 0) prepends and (0, MaxInt32)
@@ -247,6 +275,9 @@ func SetBufferBytes(buf []byte, start, size uint32, data []byte) ([]byte, Status
 
 func proxySetBufferBytes(vm *VM, mem api.Memory, st []uint64) {
 	data, writable, s := vm.buffer(u32(st, 0))
+	if s == StatusOK && vm.host.failBuffer(BufferSet) {
+		s = StatusInternalFailure
+	}
 	if s != StatusOK {
 		ret(st, s)
 		return

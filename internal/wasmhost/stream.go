@@ -41,6 +41,7 @@ type Stream struct {
 	reqHeaders, respHeaders   Headers
 	reqTrailers, respTrailers Headers
 	reqOpen, respOpen         bool // header map readable/writable now
+	respTrailersOpen          bool // the response-trailers callback runs
 	logPhase                  bool
 
 	body       []byte // body buffer of the running body callback
@@ -243,6 +244,29 @@ func (s *Stream) OnResponseHeaders(h Headers, endOfStream bool) (Action, error) 
 	return a, nil
 }
 
+// OnResponseTrailers runs proxy_on_response_trailers with h: the response
+// ended with trailers instead of end_of_stream on its last body chunk. As in
+// Envoy, the trailer map is readable and writable during the callback, and
+// no response body buffer is offered (the last chunk has passed on).
+func (s *Stream) OnResponseTrailers(h Headers) (Action, error) {
+	if err := s.enter(); err != nil {
+		return ActionContinue, err
+	}
+	defer s.leave()
+	s.respTrailers = h
+	s.respTrailersOpen = true
+	defer func() { s.respTrailersOpen = false }()
+	s.vm.trace(s.id, "proxy_on_response_trailers")
+	a, err := s.vm.callAction2(s.vm.fn.responseTrailers, s.id, len(h))
+	if err != nil {
+		return ActionContinue, s.fail("proxy_on_response_trailers", err)
+	}
+	return a, nil
+}
+
+// ResponseTrailers returns the response trailers as the plugin left them.
+func (s *Stream) ResponseTrailers() Headers { return s.respTrailers }
+
 // setLocal records a reply the host itself decided.
 func (s *Stream) setLocal(lr *LocalReply) { s.local = lr }
 
@@ -397,7 +421,7 @@ func (s *Stream) headerMap(t uint32) (*Headers, bool) {
 	case mapRequestTrailers:
 		return &s.reqTrailers, false
 	case mapResponseTrailers:
-		return &s.respTrailers, false
+		return &s.respTrailers, s.respTrailersOpen
 	}
 	return nil, false
 }

@@ -229,6 +229,22 @@ func (vm *VM) callBool(fn api.Function, a, b uint64) (bool, error) {
 
 // callAction calls an HTTP callback fn(id, n, eos) and reads its action; a
 // missing export answers Continue.
+// callAction2 calls a two-argument callback that returns an action
+// (proxy_on_*_trailers: context id, number of trailers).
+func (vm *VM) callAction2(fn api.Function, id uint32, n int) (Action, error) {
+	if fn == nil {
+		return ActionContinue, nil
+	}
+	vm.stack[0], vm.stack[1] = uint64(id), uint64(uint32(n))
+	if err := fn.CallWithStack(vm.ctx, vm.stack[:2]); err != nil {
+		return ActionContinue, err
+	}
+	if Action(uint32(vm.stack[0])) == ActionPause {
+		return ActionPause, nil
+	}
+	return ActionContinue, nil
+}
+
 func (vm *VM) callAction(fn api.Function, id uint32, n int, eos bool) (Action, error) {
 	if fn == nil {
 		return ActionContinue, nil

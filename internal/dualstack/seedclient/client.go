@@ -35,6 +35,11 @@ type Config struct {
 	// Retry retries the tool call when the result did not arrive: on the same
 	// session after a silent loss, on a new session after a 404.
 	Retry bool
+	// CleanCallsAfterCut is how many more tool calls (slow_op, one step)
+	// the client makes on the same session after the drain race's cut and
+	// before it resumes, each read to its clean end: an agent that keeps
+	// working while its client waits out a reconnect backoff.
+	CleanCallsAfterCut int
 	// Query is the search_index query. Default "migration window".
 	Query string
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack"
 )
 
 // RunDrainRace plays the same-transport drain race on Streamable HTTP:
@@ -67,6 +69,9 @@ func runStreamable(ctx context.Context, cfg Config, scenario string, cutBeforeDi
 		cut()
 		resp.Body.Close()
 		rep.CutObserved = c.waitStreamsClosed(ctx, rep.SessionID)
+		if err := c.cleanCalls(ctx, rep); err != nil {
+			return rep, err
+		}
 	} else {
 		rep.ResultArrived = true
 		rep.ResultEventID = ev.ID
@@ -78,4 +83,22 @@ func runStreamable(ctx context.Context, cfg Config, scenario string, cutBeforeDi
 		return rep, err
 	}
 	return rep, nil
+}
+
+// cleanCalls makes cfg.CleanCallsAfterCut slow_op calls on the session, each
+// answered on its own SSE stream read to its end, and records their IDs.
+func (c *client) cleanCalls(ctx context.Context, rep *Report) error {
+	for i := range c.cfg.CleanCallsAfterCut {
+		msg, err := call(int64(idCleanCall+i), "tools/call", map[string]any{
+			"name": dualstack.ToolSlowOp, "arguments": map[string]any{"steps": 1, "interval_ms": 0}})
+		if err != nil {
+			return err
+		}
+		_, ids, _, err := c.callMCP(ctx, rep.SessionID, msg)
+		if err != nil {
+			return fmt.Errorf("clean call %d after the cut: %w", i+1, err)
+		}
+		rep.CleanCallEventIDs = append(rep.CleanCallEventIDs, ids...)
+	}
+	return nil
 }

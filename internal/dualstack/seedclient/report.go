@@ -74,6 +74,9 @@ type Report struct {
 	RetryResultArrived bool
 	// RetryError is why the retry failed, if it did.
 	RetryError string
+	// CleanCallEventIDs are the event IDs of the clean calls made after the
+	// cut (Config.CleanCallsAfterCut), in order.
+	CleanCallEventIDs []string
 	// ToolRuns is search_index's final run count on the upstream.
 	ToolRuns int
 }

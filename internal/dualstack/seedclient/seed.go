@@ -17,6 +17,7 @@ const (
 	idInitialize = 1
 	idToolsList  = 2
 	idSearch     = 3
+	idCleanCall  = 100 // and up: the clean calls after a cut
 )
 
 // RunSeed plays the seed incident against cfg.BaseURL:
