@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"sync"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/front"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
 // ReplicaOptions configure [StartReplicas].
@@ -44,6 +47,9 @@ type Replicas struct {
 
 	upstreamSrv *http.Server
 	frontSrv    *http.Server
+
+	mu       sync.Mutex
+	failures []string
 }
 
 // StartReplicas starts the topology and returns when every part listens.
@@ -64,8 +70,11 @@ func StartReplicas(ctx context.Context, opts ReplicaOptions) (*Replicas, error) 
 		return nil, fmt.Errorf("e2e: upstream listener: %w", err)
 	}
 	var backends []*url.URL
-	for range opts.Replicas {
-		g, err := startGuard(ctx, rs.UpstreamURL, guardOptions{wasm: opts.Wasm, pluginConfig: opts.PluginConfig, vms: opts.VMs})
+	for i := range opts.Replicas {
+		g, err := startGuard(ctx, rs.UpstreamURL, guardOptions{
+			wasm: opts.Wasm, pluginConfig: opts.PluginConfig, vms: opts.VMs,
+			onDone: func(rec wasmhost.StreamRecord) { rs.recordFailure(i, rec) },
+		})
 		if err != nil {
 			rs.Close()
 			return nil, err
@@ -96,6 +105,27 @@ func (rs *Replicas) Close() {
 		g.Close()
 	}
 	_ = rs.upstreamSrv.Close()
+}
+
+// recordFailure keeps a replica's stream that failed upstream or in the
+// host.
+func (rs *Replicas) recordFailure(replica int, rec wasmhost.StreamRecord) {
+	if rec.Err == nil && rec.End != wasmhost.EndUpstreamFailure && rec.End != wasmhost.EndHostFailure {
+		return
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.failures = append(rs.failures, fmt.Sprintf("replica %d: %s %s: status %d, end %v, vm %d: %v", replica, rec.Method, rec.Path, rec.Status, rec.End, rec.VM, rec.Err))
+}
+
+// Failures returns the streams that failed in a replica (upstream failure
+// or host failure) and what went wrong between the front and the replicas,
+// in order.
+func (rs *Replicas) Failures() []string {
+	rs.mu.Lock()
+	out := slices.Clone(rs.failures)
+	rs.mu.Unlock()
+	return append(out, rs.Front.Errors()...)
 }
 
 // Counters returns every plugin counter summed over the replicas' current

@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -36,6 +35,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,6 +106,7 @@ type Front struct {
 
 	mu         sync.Mutex
 	placements []Placement
+	errs       []string
 }
 
 type connBackendKey struct{}
@@ -131,9 +132,10 @@ func New(backends []*url.URL, policy Policy) (*Front, error) {
 		},
 		Transport:     t,
 		FlushInterval: -1, // SSE: every write reaches the client at once
-		ErrorLog:      log.New(io.Discard, "", 0),
+		ErrorLog:      log.New(errorWriter{f}, "", 0),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() == nil { // not the client going away
+				f.logError("front: " + r.Method + " " + r.URL.Path + ": backend: " + err.Error())
 				http.Error(w, "front: backend: "+err.Error(), http.StatusBadGateway)
 			}
 		},
@@ -183,6 +185,31 @@ func (f *Front) Placements() []Placement {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.placements)
+}
+
+// Errors returns what went wrong between the front and its backends, in
+// order: failed requests and response bodies cut off mid-stream (the
+// reverse proxy's log), but not clients that went away first.
+func (f *Front) Errors() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.errs)
+}
+
+func (f *Front) logError(msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = append(f.errs, msg)
+}
+
+// errorWriter collects the reverse proxy's log lines as errors.
+type errorWriter struct{ f *Front }
+
+func (w errorWriter) Write(p []byte) (int, error) {
+	if msg := strings.TrimSpace(string(p)); !strings.Contains(msg, context.Canceled.Error()) {
+		w.f.logError(msg) // not a client that went away
+	}
+	return len(p), nil
 }
 
 // vnodes is the number of points each backend has on the ring: enough for
