@@ -157,13 +157,14 @@ func pluginConfigWith(t *testing.T, key string, value any) []byte {
 	return out
 }
 
-// startReplicas starts 3 replicas behind a front with the given policies,
+// startReplicas starts n replicas behind a front with the given policies,
 // stopped when the test ends.
-func startReplicas(t *testing.T, p front.Policy, unknownCursor string) *Replicas {
+func startReplicas(t *testing.T, n int, p front.Policy, unknownCursor string) *Replicas {
 	t.Helper()
 	rs, err := StartReplicas(context.Background(), ReplicaOptions{
 		Wasm:         pluginWasm(t),
 		PluginConfig: pluginConfigWith(t, "unknown_cursor", unknownCursor),
+		Replicas:     n,
 		Front:        p,
 		Upstream:     dualstack.Options{FirstEventID: seedFirstEventID},
 	})
@@ -297,7 +298,8 @@ func checkTopology(t *testing.T, rs *Replicas, tl *replicaTally) {
 // policy and each unknown_cursor policy, prints one line per combination
 // and checks what must hold: with session affinity the guarantee is whole;
 // without it only the stateless cross-transport check survives, unless
-// unknown cursors are re-initialized.
+// unknown cursors are re-initialized. The same combinations on 1 replica
+// are the control: one Envoy holds the guarantee whatever the front does.
 func TestReplicas(t *testing.T) {
 	skipExternal(t, "three guard replicas, each its own embedded host and shared data, behind a test front")
 	n := replicaScenarios
@@ -305,56 +307,64 @@ func TestReplicas(t *testing.T) {
 		n /= 10
 	}
 	var lines []string
-	for _, p := range []front.Policy{front.RoundRobin, front.SessionHash} {
-		for _, unknown := range []string{"forward", "reinit"} {
-			t.Run(p.String()+"/"+unknown, func(t *testing.T) {
-				rs := startReplicas(t, p, unknown)
-				start := time.Now()
-				tl := playScenarios(t, rs, interleaved(n), replicaWorkers, nil)
-				line := tl.line(p, unknown, len(rs.Guards))
-				fmt.Println(line)
-				lines = append(lines, line)
-				same := affinity(t, rs, p, tl.sessions[drainRace])
-				t.Logf("%s in %s; drain-race resumes on the stream's replica: %d/%d; refused drain races by reason: %v; resume statuses: %v; counters: %s",
-					p, time.Since(start).Round(time.Millisecond), same, tl.drainRaces, tl.drainReasons, tl.resumeStatus, counters(rs.Counters()))
-
-				checkTopology(t, rs, tl)
-				if len(tl.errs) > 0 {
-					t.Fatalf("%d scenario(s) could not be played, e.g. %s", len(tl.errs), tl.errs[0])
-				}
-				if tl.drainRaces != n || tl.seeds != n || tl.cleanResumes != n {
-					t.Fatalf("played %d drain races, %d seeds, %d clean resumes; want %d each", tl.drainRaces, tl.seeds, tl.cleanResumes, n)
-				}
-				if tl.crossTransportReinit != n {
-					t.Errorf("%d of %d cross-transport resumes re-initialized (cross_transport); want every one under every front", tl.crossTransportReinit, n)
-				}
-				if n := tl.resumeStatus[http.StatusBadGateway] + tl.resumeStatus[http.StatusInternalServerError] + tl.resumeStatus[0]; n > 0 {
-					t.Errorf("%d resume(s) failed (5xx or transport error): %v", n, tl.resumeStatus)
-				}
-				switch {
-				case p == front.SessionHash:
-					if tl.silentLosses != 0 || tl.falseReinits != 0 {
-						t.Errorf("session_hash: %d silent losses, %d false re-initializations; want 0 and 0", tl.silentLosses, tl.falseReinits)
-					}
-					if tl.drainReasons["drain_race"] != n || same != n {
-						t.Errorf("session_hash: %d drain races judged as such, %d resumes on the stream's replica; want %d each", tl.drainReasons["drain_race"], same, n)
-					}
-				case unknown == "reinit":
-					if tl.silentLosses != 0 {
-						t.Errorf("round_robin + unknown_cursor reinit: %d silent losses, want 0", tl.silentLosses)
-					}
-				default:
-					// round_robin + forward loses the drain races that land on
-					// another replica: reported, not hidden. That some are lost
-					// shows the front really spreads resumes.
-					if tl.silentLosses == 0 || same == n {
-						t.Errorf("round_robin: no silent loss and %d/%d resumes on the stream's replica: the front did not spread the resumes", same, n)
-					}
-				}
-			})
+	for _, replicas := range []int{1, 3} {
+		for _, p := range []front.Policy{front.RoundRobin, front.SessionHash} {
+			for _, unknown := range []string{"forward", "reinit"} {
+				t.Run(fmt.Sprintf("%d/%s/%s", replicas, p, unknown), func(t *testing.T) {
+					lines = append(lines, playReplicas(t, replicas, p, unknown, n))
+				})
+			}
 		}
 	}
 	t.Log("\n" + strings.Join(lines, "\n"))
+}
+
+// playReplicas plays one combination of TestReplicas, prints and returns
+// its line, and checks it.
+func playReplicas(t *testing.T, replicas int, p front.Policy, unknown string, n int) string {
+	rs := startReplicas(t, replicas, p, unknown)
+	start := time.Now()
+	tl := playScenarios(t, rs, interleaved(n), replicaWorkers, nil)
+	line := tl.line(p, unknown, len(rs.Guards))
+	fmt.Println(line)
+	same := affinity(t, rs, p, tl.sessions[drainRace])
+	t.Logf("%s in %s; drain-race resumes on the stream's replica: %d/%d; refused drain races by reason: %v; resume statuses: %v; counters: %s",
+		p, time.Since(start).Round(time.Millisecond), same, tl.drainRaces, tl.drainReasons, tl.resumeStatus, counters(rs.Counters()))
+	checkTopology(t, rs, tl)
+
+	if len(tl.errs) > 0 {
+		t.Fatalf("%d scenario(s) could not be played, e.g. %s", len(tl.errs), tl.errs[0])
+	}
+	if tl.drainRaces != n || tl.seeds != n || tl.cleanResumes != n {
+		t.Fatalf("played %d drain races, %d seeds, %d clean resumes; want %d each", tl.drainRaces, tl.seeds, tl.cleanResumes, n)
+	}
+	if tl.crossTransportReinit != n {
+		t.Errorf("%d of %d cross-transport resumes re-initialized (cross_transport); want every one under every front", tl.crossTransportReinit, n)
+	}
+	if bad := tl.resumeStatus[http.StatusBadGateway] + tl.resumeStatus[http.StatusInternalServerError] + tl.resumeStatus[0]; bad > 0 {
+		t.Errorf("%d resume(s) failed (5xx or transport error): %v", bad, tl.resumeStatus)
+	}
+	switch {
+	case p == front.SessionHash || replicas == 1:
+		if tl.silentLosses != 0 || tl.falseReinits != 0 {
+			t.Errorf("%s on %d replica(s): %d silent losses, %d false re-initializations; want 0 and 0", p, replicas, tl.silentLosses, tl.falseReinits)
+		}
+		if tl.drainReasons["drain_race"] != n || same != n {
+			t.Errorf("%s on %d replica(s): %d drain races judged as such, %d resumes on the stream's replica; want %d each", p, replicas, tl.drainReasons["drain_race"], same, n)
+		}
+	case unknown == "reinit":
+		if tl.silentLosses != 0 {
+			t.Errorf("round_robin + unknown_cursor reinit: %d silent losses, want 0", tl.silentLosses)
+		}
+	default:
+		// round_robin + forward loses the drain races that land on another
+		// replica: reported, not hidden. That some are lost shows the front
+		// really spreads resumes.
+		if tl.silentLosses == 0 || same == n {
+			t.Errorf("round_robin: no silent loss and %d/%d resumes on the stream's replica: the front did not spread the resumes", same, n)
+		}
+	}
+	return line
 }
 
 // TestReplicaRestart restarts every replica (an Envoy restart or a plugin
@@ -368,7 +378,7 @@ func TestReplicaRestart(t *testing.T) {
 	const each = 8
 	for _, unknown := range []string{"forward", "reinit"} {
 		t.Run(unknown, func(t *testing.T) {
-			rs := startReplicas(t, front.SessionHash, unknown)
+			rs := startReplicas(t, 3, front.SessionHash, unknown)
 			kinds := interleaved(each)
 
 			// Every scenario stops before its resume until all arrived there;
