@@ -1,9 +1,12 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -211,8 +214,28 @@ func contains(ss []string, s string) bool {
 }
 
 func TestEnvoyGatewayDeployment(t *testing.T) {
-	if err := checkDeployment(readManifests(t)); err != nil {
+	m := readManifests(t)
+	if err := checkDeployment(m); err != nil {
 		t.Fatal(err)
+	}
+	// The plugin configuration is the one published for path matching.
+	var policy egv1a1.EnvoyExtensionPolicy
+	if err := yaml.UnmarshalStrict(m[policyFile], &policy); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("..", "plugin-config", "paths.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, wantV any
+	if err := json.Unmarshal(policy.Spec.Wasm[0].Config.Raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(want, &wantV); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, wantV) {
+		t.Errorf("%s's plugin configuration differs from envoy/plugin-config/paths.json:\n%s\n%s", policyFile, policy.Spec.Wasm[0].Config.Raw, want)
 	}
 }
 
