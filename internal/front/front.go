@@ -177,6 +177,14 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.placements = append(f.placements, Placement{Seq: len(f.placements), Method: r.Method, Path: r.URL.Path, Session: session, Backend: b})
 	f.mu.Unlock()
+	// A proxy streams both ways at once: without full duplex, Go's HTTP/1
+	// server consumes what is left of the request body when the response
+	// starts, under the transport still sending it, and the backend
+	// connection breaks off mid-response.
+	if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+		http.Error(w, "front: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), backendKey{}, b)))
 }
 

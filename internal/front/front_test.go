@@ -214,3 +214,55 @@ func TestParsePolicy(t *testing.T) {
 		t.Error("New accepted no backends")
 	}
 }
+
+// TestFullDuplex: the front streams both ways at once, as Envoy does. The
+// backend answers before it read the request body and echoes the body as
+// it arrives; the client sends the second half only once the answer
+// started. A front that consumed the rest of the request body before
+// answering would stall here.
+func TestFullDuplex(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		buf := make([]byte, 64)
+		for {
+			n, err := r.Body.Read(buf)
+			if n > 0 {
+				_, _ = w.Write(buf[:n])
+				w.(http.Flusher).Flush()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(backend.Close) // after the front's cleanup: the front holds the backend's request
+	u, _ := url.Parse(backend.URL)
+	_, base := startFront(t, []*url.URL{u}, RoundRobin)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	// The client's transport waits for its body writer when the request
+	// fails: end the body with the test's deadline.
+	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })
+	defer stop()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", pr)
+	go func() { _, _ = pw.Write([]byte("first half\n")) }()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("the answer did not start while the request body was still open: %v", err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); err != nil || line != "first half\n" {
+		t.Fatalf("echo %q, %v; want the first half", line, err)
+	}
+	_, _ = pw.Write([]byte("second half\n"))
+	pw.Close()
+	if rest, err := io.ReadAll(r); err != nil || string(rest) != "second half\n" {
+		t.Fatalf("echo %q, %v; want the second half, sent after the answer started", rest, err)
+	}
+}
