@@ -1,22 +1,47 @@
 # mcp-resume-guard task runner. Every output goes under build/ (git-ignored).
 GO       ?= go
 BUILD    := build
+# Modules of their own, with heavy validation-only dependencies.
+MONITORING := deploy/monitoring
+GATEWAY    := envoy/gateway
+SUBMODULES := $(MONITORING) $(GATEWAY)
 WASM     := $(BUILD)/mcp-resume-guard.wasm
 FUZZTIME ?= 30s
+# The build make build stamps into the plugin and make oci into the image's
+# annotations: the closest tag (git describe; dev without one), the commit.
+VERSION  ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE   ?= https://github.com/mcp-resume-guard/mcp-resume-guard
 
-.PHONY: all build test e2e demo bench fuzz oci check clean
+.PHONY: all build test e2e demo bench fuzz oci check clean run
+
+# make run: the trial proxy (cmd/guardproxy). UPSTREAM is your MCP server's
+# base URL (empty: the reference server, started for you); ROUTES=paths
+# swaps envoy.yaml's plugin configuration for envoy/plugin-config/paths.json
+# and runs the plugin on every request, as an Istio WasmPlugin does.
+UPSTREAM   ?=
+ROUTES     ?= names
+LISTEN     ?= 127.0.0.1:10000
+ADMIN      ?= 127.0.0.1:9901
+ENVOY      ?= envoy/envoy.yaml
+GUARDPROXY ?= $(BUILD)/guardproxy
+ifneq ($(filter run,$(MAKECMDGOALS)),)
+ifeq ($(filter names paths,$(ROUTES)),)
+$(error ROUTES=$(ROUTES): want names (envoy.yaml's plugin configuration, routes by name) or paths (envoy/plugin-config/paths.json))
+endif
+endif
 
 all: build
 
-## build: the plugin as a standard-Go WASI reactor (build/mcp-resume-guard.wasm)
+## build: the plugin as a standard-Go WASI reactor (build/mcp-resume-guard.wasm), stamped with VERSION and COMMIT
 build:
-	$(GO) run ./internal/tools/wasmbuild -o $(WASM) ./filter
+	$(GO) run ./internal/tools/wasmbuild -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(WASM) ./filter
 
-## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation; envoy/gateway is a module of its own)
+## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation, alert rules and dashboard; the modules of SUBMODULES too)
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	cd envoy/gateway && $(GO) vet ./... && $(GO) test -count=1 ./...
+	@for m in $(SUBMODULES); do echo "cd $$m && go vet ./... && go test -count=1 ./..."; (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...) || exit 1; done
 
 ## e2e: the end-to-end scenarios against the built .wasm in the embedded host
 e2e: build
@@ -26,7 +51,12 @@ e2e: build
 demo: build
 	$(GO) run ./cmd/demo -wasm $(WASM)
 
-## bench: the plugin side by side with its baselines in the embedded host (about 2 minutes); ends with the seven BENCH lines
+## run: the guard in front of UPSTREAM (default: the reference server) on LISTEN, admin on ADMIN, configured by ENVOY (envoy/envoy.yaml; ROUTES=paths: envoy/plugin-config/paths.json); Ctrl-C stops it
+run: build
+	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
+	$(GUARDPROXY) -wasm $(WASM) -envoy $(ENVOY) $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'
+
+## bench: the plugin side by side with its baselines and floor in the embedded host (about 7 minutes on a busy 2-core machine); ends with the twelve BENCH lines
 bench: build
 	$(GO) run ./internal/tools/bench -dir $(BUILD)
 
@@ -39,16 +69,17 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
 	done < $(BUILD)/fuzz-targets.txt
 
-## oci: the plugin as an OCI image layout for Istio / Envoy Gateway (build/mcp-resume-guard-oci.tar)
+## oci: the plugin as an OCI image layout for Istio / Envoy Gateway (build/mcp-resume-guard-oci.tar), annotated with VERSION, COMMIT and SOURCE
 oci: build
-	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar
+	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar \
+		-version $(VERSION) -revision $(COMMIT) -source $(SOURCE)
 
 ## check: fails on gofmt, go vet or go mod tidy differences
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
-	cd envoy/gateway && $(GO) vet ./... && $(GO) mod tidy -diff
+	@for m in $(SUBMODULES); do echo "cd $$m && go vet ./... && go mod tidy -diff"; (cd $$m && $(GO) vet ./... && $(GO) mod tidy -diff) || exit 1; done
 
 clean:
 	rm -rf $(BUILD)

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
-	"github.com/tidwall/gjson"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/jsonscan"
 )
 
 // Defaults of the numeric keys.
@@ -90,17 +90,17 @@ func Parse(data []byte) (Config, error) {
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return c, nil
 	}
-	if !gjson.ValidBytes(data) {
+	if !jsonscan.Valid(string(data)) {
 		return c, errors.New("config: not valid JSON; the plugin configuration must be a JSON object")
 	}
-	root := gjson.ParseBytes(data)
+	root := jsonscan.Parse(string(data))
 	if !root.IsObject() {
 		return c, errors.New("config: the plugin configuration must be a JSON object, got " + kindOf(root))
 	}
 	var err error
 	seen := map[string]bool{}
-	root.ForEach(func(k, v gjson.Result) bool {
-		key := k.String()
+	root.ForEach(func(k, v jsonscan.Value) bool {
+		key := k.Str
 		if seen[key] {
 			err = errors.New("config: key " + strconv.Quote(key) + " appears twice")
 			return false
@@ -115,7 +115,7 @@ func Parse(data []byte) (Config, error) {
 	return c, nil
 }
 
-func (c *Config) set(key string, v gjson.Result) error {
+func (c *Config) set(key string, v jsonscan.Value) error {
 	switch key {
 	case "routes":
 		return c.setRoutes(v)
@@ -148,7 +148,7 @@ func (c *Config) set(key string, v gjson.Result) error {
 	return errors.New("config: unknown key " + strconv.Quote(key) + "; allowed keys: " + strings.Join(Keys, ", "))
 }
 
-func (c *Config) setRoutes(v gjson.Result) error {
+func (c *Config) setRoutes(v jsonscan.Value) error {
 	if !v.IsArray() {
 		return errors.New(`config: key "routes" must be a list of {"route_name", "path_prefix", "transport"} objects, got ` + kindOf(v))
 	}
@@ -165,32 +165,32 @@ func (c *Config) setRoutes(v gjson.Result) error {
 		var r Route
 		var err error
 		seen := map[string]bool{}
-		item.ForEach(func(k, f gjson.Result) bool {
-			if seen[k.String()] {
-				err = errors.New(at + ": key " + strconv.Quote(k.String()) + " appears twice")
+		item.ForEach(func(k, f jsonscan.Value) bool {
+			if seen[k.Str] {
+				err = errors.New(at + ": key " + strconv.Quote(k.Str) + " appears twice")
 				return false
 			}
-			seen[k.String()] = true
-			switch k.String() {
+			seen[k.Str] = true
+			switch k.Str {
 			case "route_name", "path_prefix":
-				if f.Type != gjson.String || len(f.Str) > maxRouteFieldBytes {
-					err = errors.New(at + "." + k.String() + " must be a string of at most " + strconv.Itoa(maxRouteFieldBytes) + " bytes")
+				if f.Type != jsonscan.String || len(f.Str) > maxRouteFieldBytes {
+					err = errors.New(at + "." + k.Str + " must be a string of at most " + strconv.Itoa(maxRouteFieldBytes) + " bytes")
 					return false
 				}
-				if k.String() == "route_name" {
+				if k.Str == "route_name" {
 					r.RouteName = f.Str
 				} else {
 					r.PathPrefix = f.Str
 				}
 			case "transport":
 				t, ok := cursor.ParseTransport(f.Str)
-				if f.Type != gjson.String || !ok {
+				if f.Type != jsonscan.String || !ok {
 					err = errors.New(at + `.transport must be "sse" or "http", got ` + f.Raw)
 					return false
 				}
 				r.Transport = t
 			default:
-				err = errors.New(at + ": unknown key " + strconv.Quote(k.String()) + "; allowed keys: " + strings.Join(routeKeys, ", "))
+				err = errors.New(at + ": unknown key " + strconv.Quote(k.Str) + "; allowed keys: " + strings.Join(routeKeys, ", "))
 				return false
 			}
 			return true
@@ -239,8 +239,8 @@ func (c *Config) NeedsRouteName() bool {
 	return false
 }
 
-func enum[T any](key string, v gjson.Result, dst *T, values map[string]T, allowed ...string) error {
-	if v.Type == gjson.String {
+func enum[T any](key string, v jsonscan.Value, dst *T, values map[string]T, allowed ...string) error {
+	if v.Type == jsonscan.String {
 		if t, ok := values[v.Str]; ok {
 			*dst = t
 			return nil
@@ -249,8 +249,8 @@ func enum[T any](key string, v gjson.Result, dst *T, values map[string]T, allowe
 	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + " is not one of " + strings.Join(allowed, ", "))
 }
 
-func integer(key string, v gjson.Result, dst *int, lo, hi int) error {
-	if v.Type == gjson.Number {
+func integer(key string, v jsonscan.Value, dst *int, lo, hi int) error {
+	if v.Type == jsonscan.Number {
 		n, err := strconv.ParseInt(v.Raw, 10, 64)
 		if err == nil && n >= int64(lo) && n <= int64(hi) {
 			*dst = int(n)
@@ -260,7 +260,7 @@ func integer(key string, v gjson.Result, dst *int, lo, hi int) error {
 	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + " is not an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi))
 }
 
-func kindOf(v gjson.Result) string {
+func kindOf(v jsonscan.Value) string {
 	switch {
 	case v.IsObject():
 		return "an object"
@@ -268,13 +268,13 @@ func kindOf(v gjson.Result) string {
 		return "a list"
 	}
 	switch v.Type {
-	case gjson.String:
+	case jsonscan.String:
 		return "a string"
-	case gjson.Number:
+	case jsonscan.Number:
 		return "a number"
-	case gjson.True, gjson.False:
+	case jsonscan.True, jsonscan.False:
 		return "a boolean"
-	case gjson.Null:
+	case jsonscan.Null:
 		return "null"
 	}
 	return "nothing"

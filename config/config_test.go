@@ -309,7 +309,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		if strings.TrimSpace(string(data)) != "" && !json.Valid(data) {
-			// gjson and encoding/json may disagree only on invalid UTF-8
+			// jsonscan and encoding/json may disagree only on invalid UTF-8
 			// inside strings, which encoding/json also accepts; anything
 			// else accepted here is not JSON.
 			t.Fatalf("Parse accepted %q, which is not JSON", data)

@@ -40,5 +40,7 @@
 // their resumes (scenario=replica_restart).
 //
 // [Start] is also what cmd/demo runs: the upstream and the embedded proxy
-// with the plugin, in-process.
+// with the plugin, in-process. TestTrialProxySDKClients runs the SDK clients
+// through what `make run` starts instead (package internal/trial configured
+// by envoy/envoy.yaml), reading its counters from its Envoy-format admin.
 package e2e

@@ -80,81 +80,91 @@ func callSearch(ctx context.Context, cs *mcp.ClientSession, query string) error 
 	return nil
 }
 
+// sdkTransports are the official MCP Go SDK client's two transports, by
+// scenario name, given the proxy's base URL.
+var sdkTransports = []struct {
+	name      string
+	transport func(base string) mcp.Transport
+}{
+	{"sdk_streamable", func(base string) mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: base + "/mcp"} }},
+	{"sdk_legacy_sse", func(base string) mcp.Transport { return &mcp.SSEClientTransport{Endpoint: base + "/sse"} }},
+}
+
 // TestSDKClients: the official MCP Go SDK client lists and calls tools
 // through the proxy with the filter on, over Streamable HTTP and the legacy
 // HTTP+SSE transport, progress included; the filter tags events and raises
 // no alarm.
 func TestSDKClients(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		transport func(base string) mcp.Transport
-	}{
-		{"sdk_streamable", func(base string) mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: base + "/mcp"} }},
-		{"sdk_legacy_sse", func(base string) mcp.Transport { return &mcp.SSEClientTransport{Endpoint: base + "/sse"} }},
-	} {
+	for _, tc := range sdkTransports {
 		t.Run(tc.name, func(t *testing.T) {
-			tg := newTarget(t, targetOptions{})
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			runsBefore, before := tg.toolRuns(t), tg.counters(t)
-
-			progress := newProgressLog()
-			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-sdk", Version: "1"},
-				&mcp.ClientOptions{ProgressNotificationHandler: progress.handler})
-			cs, err := client.Connect(ctx, tc.transport(tg.proxyURL), nil)
-			if err != nil {
-				t.Fatalf("Connect through the proxy: %v", err)
-			}
-			defer cs.Close()
-
-			failed := 0
-			tools, err := cs.ListTools(ctx, nil)
-			if err != nil {
-				failed++
-				t.Errorf("ListTools: %v", err)
-			} else {
-				var names []string
-				for _, tool := range tools.Tools {
-					names = append(names, tool.Name)
-				}
-				if !slices.Contains(names, dualstack.ToolSearchIndex) || !slices.Contains(names, dualstack.ToolSlowOp) {
-					t.Errorf("tools %v, want search_index and slow_op", names)
-				}
-			}
-			if err := callSearch(ctx, cs, "through the guard"); err != nil {
-				failed++
-				t.Error(err)
-			}
-			params := &mcp.CallToolParams{Name: dualstack.ToolSlowOp, Arguments: map[string]any{"steps": 3, "interval_ms": 1}}
-			params.SetProgressToken("slow")
-			if _, err := cs.CallTool(ctx, params); err != nil {
-				failed++
-				t.Errorf("CallTool slow_op: %v", err)
-			}
-			// Progress notifications may trail the result on the legacy
-			// stream's reader; give them a moment.
-			for end := time.Now().Add(5 * time.Second); progress.count() < 3 && time.Now().Before(end); {
-				time.Sleep(5 * time.Millisecond)
-			}
-
-			delta := tg.counters(t).since(before)
-			runs := tg.toolRuns(t) - runsBefore
-			t.Logf("progress %d notifications; counters: %s", progress.count(), delta)
-			summary(tc.name, failed, runs, int(delta.reinits()))
-
-			if progress.count() < 3 {
-				t.Errorf("%d progress notifications arrived, want 3", progress.count())
-			}
-			if runs != 2 {
-				t.Errorf("the tools ran %d times, want 2 (search_index, slow_op)", runs)
-			}
-			if n := delta.get("events_tagged_total"); n < 1 {
-				t.Errorf("events_tagged_total grew by %d: the filter did not see the streams (counters: %s)", n, delta)
-			}
-			if n := delta.reinits() + delta.get("drain_race_detected_total"); n != 0 {
-				t.Errorf("the filter raised %d alarms on a plain session (counters: %s)", n, delta)
-			}
+			sdkSession(t, newTarget(t, targetOptions{}), tc.name, tc.transport)
 		})
+	}
+}
+
+// sdkSession connects the SDK client through tg's proxy, lists tools, calls
+// search_index and slow_op (with progress), and checks that each tool ran
+// once, events were tagged and the filter raised no alarm.
+func sdkSession(t *testing.T, tg *target, name string, transport func(base string) mcp.Transport) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	runsBefore, before := tg.toolRuns(t), tg.counters(t)
+
+	progress := newProgressLog()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-sdk", Version: "1"},
+		&mcp.ClientOptions{ProgressNotificationHandler: progress.handler})
+	cs, err := client.Connect(ctx, transport(tg.proxyURL), nil)
+	if err != nil {
+		t.Fatalf("Connect through the proxy: %v", err)
+	}
+	defer cs.Close()
+
+	failed := 0
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		failed++
+		t.Errorf("ListTools: %v", err)
+	} else {
+		var names []string
+		for _, tool := range tools.Tools {
+			names = append(names, tool.Name)
+		}
+		if !slices.Contains(names, dualstack.ToolSearchIndex) || !slices.Contains(names, dualstack.ToolSlowOp) {
+			t.Errorf("tools %v, want search_index and slow_op", names)
+		}
+	}
+	if err := callSearch(ctx, cs, "through the guard"); err != nil {
+		failed++
+		t.Error(err)
+	}
+	params := &mcp.CallToolParams{Name: dualstack.ToolSlowOp, Arguments: map[string]any{"steps": 3, "interval_ms": 1}}
+	params.SetProgressToken("slow")
+	if _, err := cs.CallTool(ctx, params); err != nil {
+		failed++
+		t.Errorf("CallTool slow_op: %v", err)
+	}
+	// Progress notifications may trail the result on the legacy
+	// stream's reader; give them a moment.
+	for end := time.Now().Add(5 * time.Second); progress.count() < 3 && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	delta := tg.counters(t).since(before)
+	runs := tg.toolRuns(t) - runsBefore
+	t.Logf("progress %d notifications; counters: %s", progress.count(), delta)
+	summary(name, failed, runs, int(delta.reinits()))
+
+	if progress.count() < 3 {
+		t.Errorf("%d progress notifications arrived, want 3", progress.count())
+	}
+	if runs != 2 {
+		t.Errorf("the tools ran %d times, want 2 (search_index, slow_op)", runs)
+	}
+	if n := delta.get("events_tagged_total"); n < 1 {
+		t.Errorf("events_tagged_total grew by %d: the filter did not see the streams (counters: %s)", n, delta)
+	}
+	if n := delta.reinits() + delta.get("drain_race_detected_total"); n != 0 {
+		t.Errorf("the filter raised %d alarms on a plain session (counters: %s)", n, delta)
 	}
 }
 

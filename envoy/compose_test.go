@@ -38,8 +38,15 @@ var composeEnv = map[string]string{
 }
 
 // loadCompose loads a compose file the way docker compose does (schema
-// validation, interpolation, normalization), from the repository root.
+// validation, interpolation, normalization), from the repository root, with
+// no variables set.
 func loadCompose(content []byte) (*types.Project, error) {
+	return loadComposeEnv(content, types.Mapping{})
+}
+
+// loadComposeEnv is loadCompose with the variables of env set, as the shell
+// that runs docker compose would have them.
+func loadComposeEnv(content []byte, env types.Mapping) (*types.Project, error) {
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		return nil, err
@@ -47,7 +54,7 @@ func loadCompose(content []byte) (*types.Project, error) {
 	return loader.LoadWithContext(context.Background(), types.ConfigDetails{
 		WorkingDir:  root,
 		ConfigFiles: []types.ConfigFile{{Filename: filepath.Join(root, composeFile), Content: content}},
-		Environment: types.Mapping{},
+		Environment: env,
 	}, func(o *loader.Options) {
 		o.SetProjectName("mcp-resume-guard", true)
 		o.ResolvePaths = true
@@ -61,6 +68,24 @@ func checkCompose(content []byte, boot *guardDeployment) error {
 	if err != nil {
 		return fmt.Errorf("compose: %w", err)
 	}
+	return checkComposeProject(p, boot)
+}
+
+// checkComposeWithImage is checkCompose with ENVOY_IMAGE set to image, as
+// the CI workflow runs it; Envoy must then run that image.
+func checkComposeWithImage(content []byte, boot *guardDeployment, image string) error {
+	p, err := loadComposeEnv(content, types.Mapping{"ENVOY_IMAGE": image})
+	if err != nil {
+		return fmt.Errorf("compose: %w", err)
+	}
+	if got := p.Services["envoy"].Image; got != image {
+		return fmt.Errorf("envoy: image %q with ENVOY_IMAGE=%q: the compose file does not take the Envoy image from ENVOY_IMAGE", got, image)
+	}
+	return checkComposeProject(p, boot)
+}
+
+// checkComposeProject checks a loaded compose project (see checkCompose).
+func checkComposeProject(p *types.Project, boot *guardDeployment) error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
@@ -136,6 +161,17 @@ func checkCompose(content []byte, boot *guardDeployment) error {
 	if !strings.Contains(strings.Join(e2e.Command, " "), "go test ./e2e/ -count=1") {
 		fail("e2e: command %q does not run go test ./e2e/ -count=1", e2e.Command)
 	}
+	// The e2e runner: leaves Envoy's counters where the CI workflow
+	// uploads them from when a job fails.
+	artifacts := filepath.Join(root, "build", "e2e-artifacts")
+	if !slices.ContainsFunc(e2e.Volumes, func(v types.ServiceVolumeConfig) bool {
+		return v.Type == types.VolumeTypeBind && v.Source == artifacts && v.Target == "/artifacts"
+	}) {
+		fail("e2e: %s is not bind-mounted at /artifacts", artifacts)
+	}
+	if cmd := strings.Join(e2e.Command, " "); !regexp.MustCompile(`curl [^;]*-o /artifacts/\S+ "\$GUARD_ADMIN_ADDR/stats/prometheus"`).MatchString(cmd) {
+		fail("e2e: command %q does not save Envoy's /stats/prometheus under /artifacts", e2e.Command)
+	}
 	return errors.Join(errs...)
 }
 
@@ -200,6 +236,8 @@ func TestDockerComposeBrokenVariants(t *testing.T) {
 		{"upstream Dockerfile missing", "dockerfile: e2e/docker/upstream.Dockerfile", "dockerfile: e2e/docker/Dockerfile", "no such file"},
 		{"e2e does not wait for Envoy", "    depends_on:\n      - envoy\n", "    depends_on:\n", "does not depend on envoy"},
 		{"unknown service key", "  e2e:\n", "  e2e:\n    restart_policy: always\n", "restart_policy"},
+		{"no artifacts mount", "        target: /artifacts\n", "        target: /tmp/artifacts\n", "not bind-mounted at /artifacts"},
+		{"counters not saved", `-o /artifacts/envoy-stats-prometheus.txt "$$GUARD_ADMIN_ADDR/stats/prometheus"`, `-o /artifacts/envoy-stats-prometheus.txt "$$GUARD_ADMIN_ADDR/ready"`, "does not save Envoy's /stats/prometheus"},
 		{"port out of range", `      - "10000:10000"`, `      - "10000:100000"`, "100000"},
 	}
 	for _, tc := range cases {

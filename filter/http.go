@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/binary"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -67,25 +66,14 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	if !p.started || len(p.cfg.Routes) == 0 {
 		return action
 	}
-	req := readRequestHeaders()
-	var routeName string
-	if p.cfg.NeedsRouteName() {
-		if b, err := proxywasm.GetProperty(propRouteName); err == nil {
-			routeName = string(b)
-		}
-	}
-	h.transport = p.cfg.Match(routeName, req.path)
-	if h.transport == cursor.TransportNone {
+	// Guarded or not, from the route name or :path alone (headers.go).
+	route := matchRoute(&p.cfg)
+	if h.transport = route.transport; h.transport == cursor.TransportNone {
 		return action
 	}
+	req := readRequestHeaders(route)
 	method := req.method
-	// A copy: the header values alias the whole request header block,
-	// which a long SSE stream would otherwise keep alive.
-	h.session = strings.Clone(req.session)
-	if h.session == "" && h.transport == cursor.TransportSSE {
-		h.session = queryParam(req.path, "sessionId", "session_id")
-	}
-	h.setSession(h.session)
+	h.setSession(req.session) // a copy, kept for the response path
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
 	if h.isDelete || last == "" && h.session == "" {
@@ -266,7 +254,7 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	if sid, _ := proxywasm.GetHttpResponseHeader("mcp-session-id"); sid != "" {
 		// An initialize answered as a stream: its session comes back in
 		// the response, and wins over a stale one the request carried. A
-		// copy: the value lives in host memory only for this callback.
+		// copy: host data is only valid during the callback.
 		if sid != h.session {
 			h.setSession(strings.Clone(sid))
 		}
@@ -450,7 +438,7 @@ func queryParam(pathOrURL string, names ...string) string {
 		for _, n := range names {
 			if k == n {
 				if strings.ContainsAny(v, "%+") {
-					if u, err := url.QueryUnescape(v); err == nil {
+					if u, ok := queryUnescape(v); ok {
 						return u
 					}
 				}

@@ -2,22 +2,22 @@ package main
 
 import (
 	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
-	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 )
 
 // MetricPrefix starts every metric the plugin defines (counters.Prefix).
 const MetricPrefix = counters.Prefix
 
-// counter is a proxy-wasm counter that never panics: the SDK panics when the
-// host refuses an increment, and a panic must not escape a callback.
+// counter is a proxy-wasm counter. Increments the host refuses are
+// ignored: a metric must never fail a stream. (defineCounter and
+// incrementCounter are the host calls: metrics_wasip1.go in the plugin,
+// metrics_sdk.go through the SDK in native tests.)
 type counter uint32
 
 func (c counter) add(n int) {
 	if n <= 0 { // Envoy answers BAD_ARGUMENT to an increment ≤ 0
 		return
 	}
-	defer func() { _ = recover() }()
-	proxywasm.MetricCounter(c).Increment(uint64(n))
+	incrementCounter(uint32(c), int64(n))
 }
 
 func (c counter) inc() { c.add(1) }
@@ -70,6 +70,6 @@ func (m *metrics) named() []struct {
 // define registers every counter with the host.
 func (m *metrics) define() {
 	for _, n := range m.named() {
-		*n.c = counter(proxywasm.DefineCounterMetric(MetricPrefix + n.name))
+		*n.c = counter(defineCounter(MetricPrefix + n.name))
 	}
 }

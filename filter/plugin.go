@@ -2,7 +2,6 @@ package main
 
 import (
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
@@ -71,7 +70,7 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 		p.now = func() uint32 { return uint32(time.Now().Unix()) }
 	}
 	p.started = true
-	proxywasm.LogInfo("mcp-resume-guard: started with " + strconv.Itoa(len(cfg.Routes)) + " guarded routes")
+	proxywasm.LogInfo(startMessage(cfg.Routes))
 	return types.OnPluginStartStatusOK
 }
 

@@ -4,7 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
-	"github.com/tidwall/gjson"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/jsonscan"
 )
 
 // Classify returns the kind of JSON-RPC message an SSE event carries, from
@@ -24,12 +24,12 @@ import (
 //   - Anything else is KindOther.
 //
 // Only top-level keys count. Classify does not allocate (unless a key is
-// written with backslash escapes, which gjson unescapes into a new string).
+// written with backslash escapes, which are decoded into a new string).
 func Classify(eventType, dataPrefix []byte, truncated bool) cursor.EventKind {
 	if len(eventType) != 0 && string(eventType) != "message" {
 		return cursor.KindOther
 	}
-	// gjson reads strings; the data outlives this call unchanged and no
+	// jsonscan reads strings; the data outlives this call unchanged and no
 	// result escapes it, so a zero-copy view is safe.
 	s := unsafe.String(unsafe.SliceData(dataPrefix), len(dataPrefix))
 	i := skipSpace(s, 0)
@@ -49,11 +49,12 @@ func Classify(eventType, dataPrefix []byte, truncated bool) cursor.EventKind {
 // is cut short. It reads the top-level keys in one pass, stopping at
 // "result" or "error": a message that also has "method" is not valid
 // JSON-RPC, and counting it as a response is the safe side.
-// A value cut short by the end of obj still counts as present (gjson hands
-// over a cut-off object or array as is, and stops before a cut-off scalar).
+// A value cut short by the end of obj still counts as present when it is an
+// object, array, number or literal, not when it is a string or missing
+// (jsonscan's iteration of a prefix).
 func classifyObject(obj string, truncated bool) cursor.EventKind {
 	var method, id, response bool
-	gjson.Parse(obj).ForEach(func(key, _ gjson.Result) bool {
+	jsonscan.Parse(obj).ForEach(func(key, _ jsonscan.Value) bool {
 		switch key.Str {
 		case "method":
 			method = true
@@ -77,12 +78,12 @@ func classifyObject(obj string, truncated bool) cursor.EventKind {
 	return cursor.KindOther
 }
 
-// classifyBatch classifies a JSON-RPC batch. gjson hands an element cut
+// classifyBatch classifies a JSON-RPC batch. jsonscan hands an element cut
 // short by the end of a truncated prefix over as if it were whole; such an
 // element (one reaching the end of arr) is classified as truncated.
 func classifyBatch(arr string, truncated bool) cursor.EventKind {
 	first, seen, response := cursor.KindOther, false, false
-	gjson.Parse(arr).ForEach(func(_, v gjson.Result) bool {
+	jsonscan.Parse(arr).ForEach(func(_, v jsonscan.Value) bool {
 		k := cursor.KindOther
 		if v.IsObject() {
 			cut := truncated && v.Index+len(v.Raw) >= len(arr)

@@ -1,16 +1,30 @@
 // Command guardproxy runs a proxy-wasm plugin (by default the built
-// mcp-resume-guard filter) in front of an upstream, in the embedded
-// wazero host of internal/wasmhost: an HTTP/1.1 reverse proxy that streams
-// responses chunk by chunk through the plugin, for trying the filter and for
-// end-to-end tests without Envoy. Production runs in Envoy ≥ 1.33.
+// mcp-resume-guard filter) in front of an MCP server, in the embedded wazero
+// host of internal/wasmhost: an HTTP/1.1 reverse proxy that streams
+// responses chunk by chunk through the plugin, for trying the filter on real
+// traffic and for end-to-end tests without Envoy (package internal/trial).
+// Production runs in Envoy ≥ 1.33 or Istio.
 //
-//	go run ./cmd/guardproxy -wasm build/mcp-resume-guard.wasm -config envoy/plugin-config.json \
-//	    -listen 127.0.0.1:10000 -upstream http://127.0.0.1:8080 -vms 2 \
-//	    -admin 127.0.0.1:9901 -routes /mcp=mcp-streamable,/sse=mcp-legacy,/messages=mcp-legacy \
-//	    -stream-idle-timeout 5s [-cut /sse=5] [-full-wasi]
+// `make run` starts it the way Envoy would run the plugin with
+// envoy/envoy.yaml:
 //
-// With -admin it serves GET /stats (every metric as "name value" lines,
-// sorted) and GET /ready. It logs one line per request.
+//	guardproxy -wasm build/mcp-resume-guard.wasm -envoy envoy/envoy.yaml \
+//	    -listen 127.0.0.1:10000 -admin 127.0.0.1:9901 [-upstream http://127.0.0.1:3000] \
+//	    [-config envoy/plugin-config/paths.json]
+//
+// -envoy reads the plugin configuration, the route table (the names the
+// plugin reads as xds.route_name, and the routes that run the filter) and
+// the upstream's connect timeout from an Envoy bootstrap; -config replaces
+// its plugin configuration, and -filter-all-routes runs the plugin on every
+// request (make run ROUTES=paths passes both, as Istio would run
+// envoy/plugin-config/paths.json). Without -upstream it starts the reference MCP
+// server in process. Without -envoy, -config and -routes
+// (/prefix=route_name,...) configure it by hand.
+//
+// It prints what it guards on stdout, logs one line per request and a
+// warning per forced re-initialization on stderr, serves Envoy's GET /stats,
+// GET /stats/prometheus and GET /ready on -admin, and on SIGINT or SIGTERM
+// stops within a second and prints the counters that moved.
 package main
 
 import (
@@ -20,9 +34,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -30,13 +42,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/envoyconf"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/trial"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Stderr, nil)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(2)
 	}
@@ -46,23 +60,25 @@ func main() {
 	}
 }
 
-// run serves until ctx is done. ready, if set, is called with the proxy's
-// and the admin's listen addresses once both accept connections.
-func run(ctx context.Context, args []string, logOut io.Writer, ready func(proxy, admin string)) error {
+// run serves until ctx is done. ready, if set, is called with the running
+// server once it accepts connections.
+func run(ctx context.Context, args []string, out, logOut io.Writer, ready func(*trial.Server)) error {
 	fs := flag.NewFlagSet("guardproxy", flag.ContinueOnError)
 	fs.SetOutput(logOut)
 	var (
 		wasmPath   = fs.String("wasm", "build/mcp-resume-guard.wasm", "plugin `file` (.wasm)")
-		configPath = fs.String("config", "", "plugin configuration `file` (JSON), handed to proxy_on_configure")
+		envoyPath  = fs.String("envoy", "", "Envoy bootstrap `file` (envoy/envoy.yaml) to take the plugin configuration, route table and connect timeout from")
+		configPath = fs.String("config", "", "plugin configuration `file` (JSON); replaces the one of -envoy")
 		listen     = fs.String("listen", "127.0.0.1:10000", "listen `address`")
-		upstream   = fs.String("upstream", "http://127.0.0.1:8080", "upstream `URL`")
+		upstream   = fs.String("upstream", "", "the MCP server's `URL`; empty: start the reference server in process")
 		vms        = fs.Int("vms", 2, "number of VMs (like Envoy worker threads); requests go round-robin")
-		admin      = fs.String("admin", "", "admin listen `address` (GET /stats, GET /ready); empty: off")
-		routes     = fs.String("routes", "", "path prefixes to route names read as xds.route_name: `/p=name,...`")
-		idle       = fs.Duration("stream-idle-timeout", 0, "cut streams idle for this long (Envoy stream_idle_timeout); 0: off")
+		admin      = fs.String("admin", "", "admin listen `address` (GET /stats, /stats/prometheus, /ready); empty: off")
+		filterAll  = fs.Bool("filter-all-routes", false, "run the plugin on every request, whatever -envoy's routes say (as an Istio WasmPlugin on its port; for a configuration that matches by path)")
+		routes     = fs.String("routes", "", "without -envoy: path prefixes to route names read as xds.route_name: `/p=name,...`")
+		idle       = fs.Duration("stream-idle-timeout", 0, "cut streams idle for this long (Envoy stream_idle_timeout); 0: -envoy's, or off")
 		fullWASI   = fs.Bool("full-wasi", false, "offer wazero's complete WASI (Envoy ≥ 1.39) instead of Envoy 1.33–1.38's 18 functions")
 		logLevel   = fs.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
-		rootID     = fs.String("root-id", "", "plugin root id (plugin_root_id property)")
+		rootID     = fs.String("root-id", "", "plugin root id (plugin_root_id property); default: the -envoy filter's root_id")
 		cut        = fs.String("cut", "", "fault injection: reset every response stream under a path prefix after N SSE events, like an idle timeout: `/p=N,...`")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -70,6 +86,9 @@ func run(ctx context.Context, args []string, logOut io.Writer, ready func(proxy,
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if *envoyPath != "" && *routes != "" {
+		return errors.New("-routes and -envoy exclude each other: -envoy's route table names the routes")
 	}
 
 	level := slog.LevelInfo
@@ -79,44 +98,39 @@ func run(ctx context.Context, args []string, logOut io.Writer, ready func(proxy,
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 
-	wasm, err := os.ReadFile(*wasmPath)
-	if err != nil {
-		return err
+	opts := trial.Options{
+		WasmPath: *wasmPath, Upstream: *upstream, Listen: *listen, Admin: *admin, VMs: *vms,
+		FilterAllRoutes: *filterAll, FullWASI: *fullWASI, LogLevel: *logLevel, RootID: *rootID, StreamIdleTimeout: *idle, Logger: logger,
 	}
-	var config []byte
-	if *configPath != "" {
-		if config, err = os.ReadFile(*configPath); err != nil {
+	var err error
+	if opts.Wasm, err = os.ReadFile(*wasmPath); err != nil {
+		return fmt.Errorf("%w (make build writes it)", err)
+	}
+	if *envoyPath != "" {
+		b, err := os.ReadFile(*envoyPath)
+		if err != nil {
 			return err
 		}
+		if opts.Envoy, err = envoyconf.Parse(b); err != nil {
+			return fmt.Errorf("%s: %w", *envoyPath, err)
+		}
+		opts.EnvoyPath = *envoyPath
 	}
-	up, err := url.Parse(*upstream)
-	if err != nil || up.Host == "" || (up.Scheme != "http" && up.Scheme != "https") {
-		return fmt.Errorf("-upstream %q: want http://host:port", *upstream)
+	if *configPath != "" {
+		if opts.PluginConfig, err = os.ReadFile(*configPath); err != nil {
+			return err
+		}
+		opts.PluginConfigPath = *configPath
 	}
-	rts, err := wasmhost.ParseRoutes(*routes)
-	if err != nil {
+	if opts.Routes, err = wasmhost.ParseRoutes(*routes); err != nil {
 		return fmt.Errorf("-routes: %w", err)
 	}
-
-	start := time.Now()
-	host, err := wasmhost.New(ctx, wasmhost.Options{
-		Wasm: wasm, PluginConfig: config, VMs: *vms, FullWASI: *fullWASI,
-		Logger: logger, LogLevel: *logLevel, RootID: *rootID,
-	})
-	if err != nil {
-		return err
-	}
-	defer host.Close(context.Background())
-	logger.Info("plugin loaded", "wasm", *wasmPath, "vms", *vms, "full_wasi", *fullWASI,
-		"wasi_imports", strings.Join(host.WASIImports(), ","), "took", time.Since(start).Round(time.Millisecond))
-
-	popts := wasmhost.ProxyOptions{Routes: rts, StreamIdleTimeout: *idle, Logger: logger}
 	if *cut != "" {
 		cuts, err := parseCuts(*cut)
 		if err != nil {
 			return fmt.Errorf("-cut: %w", err)
 		}
-		popts.Fault = func(r *http.Request) wasmhost.Fault {
+		opts.Fault = func(r *http.Request) wasmhost.Fault {
 			best := -1
 			var f wasmhost.Fault
 			for prefix, n := range cuts {
@@ -127,42 +141,21 @@ func run(ctx context.Context, args []string, logOut io.Writer, ready func(proxy,
 			return f
 		}
 	}
-	proxy := wasmhost.NewProxy(host, up, popts)
-	servers := []*http.Server{{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}}
-	addrs := []string{*listen}
-	if *admin != "" {
-		servers = append(servers, &http.Server{Handler: wasmhost.AdminHandler(host), ReadHeaderTimeout: 30 * time.Second})
-		addrs = append(addrs, *admin)
+
+	start := time.Now()
+	srv, err := trial.Start(ctx, opts)
+	if err != nil {
+		return err
 	}
-	errc := make(chan error, len(servers))
-	bound := make([]string, 2)
-	for i, srv := range servers {
-		ln, err := net.Listen("tcp", addrs[i])
-		if err != nil {
-			for _, started := range servers[:i] {
-				_ = started.Close()
-			}
-			return err
-		}
-		bound[i] = ln.Addr().String()
-		logger.Info("listening", "addr", bound[i], "role", []string{"proxy", "admin"}[i], "upstream", up.String())
-		go func() { errc <- srv.Serve(ln) }()
-	}
+	logger.Info("plugin loaded", "wasm", *wasmPath, "vms", *vms, "full_wasi", *fullWASI,
+		"wasi_imports", strings.Join(srv.Host.WASIImports(), ","), "took", time.Since(start).Round(time.Millisecond))
+	logger.Info("listening", "proxy", srv.ProxyAddr, "admin", srv.AdminAddr, "upstream", srv.UpstreamURL)
+	srv.WriteBanner(out)
 	if ready != nil {
-		ready(bound[0], bound[1])
+		ready(srv)
 	}
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, srv := range servers {
-		_ = srv.Shutdown(shutdown)
-	}
+	<-ctx.Done()
+	trial.WriteMoved(out, srv.Close())
 	return nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/trial"
 )
 
 func TestParseCuts(t *testing.T) {
@@ -58,7 +60,7 @@ func TestGuardproxyServes(t *testing.T) {
 	go func() {
 		errc <- run(ctx, []string{"-wasm", wasm, "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0",
 			"-upstream", up.URL, "-vms", "2", "-routes", "/mcp=mcp-streamable,/sse=mcp-legacy", "-cut", "/sse=2"},
-			logs, func(p, a string) { addrs <- [2]string{p, a} })
+			io.Discard, logs, func(s *trial.Server) { addrs <- [2]string{s.ProxyAddr, s.AdminAddr} })
 	}()
 	var proxy, admin string
 	select {
@@ -95,7 +97,7 @@ func TestGuardproxyServes(t *testing.T) {
 	}
 	stats, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{"probe_requests 2\n", "wasmhost.vm.0.requests 1\n", "wasmhost.vm.1.requests 1\n"} {
+	for _, want := range []string{"wasmcustom.probe_requests: 2\n", "wasmhost.vm.0.requests: 1\n", "wasmhost.vm.1.requests: 1\n"} {
 		if !strings.Contains(string(stats), want) {
 			t.Errorf("/stats lacks %q:\n%s", want, stats)
 		}

@@ -240,6 +240,37 @@ func TestProbePinsHostBuffers(t *testing.T) {
 	}
 }
 
+// TestArenaServesEverySize reads values of sizes around the glue's arena
+// block sizes (4 KiB first, doubling to 256 KiB, larger ones in blocks of
+// their own), three times in one callback and across callbacks, with a GC
+// inside every host call: every value reads back intact, and no two values
+// of one callback share memory.
+func TestArenaServesEverySize(t *testing.T) {
+	res := buildProbe(t, true)
+	h := &oldEnvoyHost{restrict: true, gcInCall: true, environ: []string{"GODEBUG=clobberfree=1"}}
+	ctx := load(t, res, h)
+	if err := h.lifecycle(ctx, 1); err != nil {
+		t.Fatalf("lifecycle: %v", err)
+	}
+	id := uint64(2)
+	// The first block is 4 KiB: a 20000-byte value first must get a block
+	// that holds it, not merely one twice as large.
+	for _, size := range []int{20000, 1, 7, 8, 4095, 4096, 4097, 5000, 9000, 70000, 131064, 131073, 200000, 300000, 10, 5000} {
+		if _, err := h.request(ctx, 1, id, [][2]string{
+			{"x-probe-in", "size-" + strconv.Itoa(size)},
+			{"x-probe-big", bigHeader(size)},
+			{"x-probe-big-reads", "3"},
+		}); err != nil {
+			t.Fatalf("request with a %d-byte value: %v", size, err)
+		}
+		id++
+		raw, _ := h.header("x-probe-result")
+		if r := parseResult(t, raw); r.mismatches != 0 {
+			t.Errorf("%d-byte values: %d read back wrong or shared memory", size, r.mismatches)
+		}
+	}
+}
+
 // TestUnpatchedProbeAbortsAtGC shows why the runtime overlay exists: the
 // same probe, driven the same way, built without it dies. Forced GCs on a
 // small heap alone do not reach poll_oneoff (the netpoller starts with the

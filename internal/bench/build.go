@@ -17,6 +17,7 @@ const (
 	PassthroughPackage     = "./internal/bench/plugins/passthrough"
 	PassthroughCopyPackage = "./internal/bench/plugins/passthroughcopy"
 	GCProbePackage         = "./internal/bench/plugins/gcprobe"
+	FloorPackage           = "./internal/bench/plugins/floor"
 )
 
 // Wasm holds the modules a benchmark compares.
@@ -25,6 +26,7 @@ type Wasm struct {
 	Passthrough     []byte // does nothing
 	PassthroughCopy []byte // copies each response body chunk out and back
 	GCProbe         []byte // runs a full GC in every request
+	Floor           []byte // makes only the host calls the guard cannot do without
 	// BuildTime is the wall time of each build, by package.
 	BuildTime map[string]time.Duration
 }
@@ -35,7 +37,7 @@ type BuildOptions struct {
 	// run ("" = the current directory).
 	Root string
 	// Dir receives mcp-resume-guard.wasm, passthrough.wasm,
-	// passthroughcopy.wasm and gcprobe.wasm (relative to Root).
+	// passthroughcopy.wasm, gcprobe.wasm and floor.wasm (relative to Root).
 	Dir string
 	// WorkDir is the builder's work directory (SDK copy, go.work, runtime
 	// overlay); "" = build/ at the module root.
@@ -44,7 +46,7 @@ type BuildOptions struct {
 	Log io.Writer
 }
 
-// BuildPlugins builds the guard and both baselines with the project's
+// BuildPlugins builds the guard, its baselines and the floor with the project's
 // builder (same toolchain, SDK, ABI glue and runtime patch) and reads them.
 func BuildPlugins(ctx context.Context, opts BuildOptions) (*Wasm, error) {
 	log := opts.Log
@@ -60,6 +62,7 @@ func BuildPlugins(ctx context.Context, opts BuildOptions) (*Wasm, error) {
 		{PassthroughPackage, "passthrough.wasm", &w.Passthrough},
 		{PassthroughCopyPackage, "passthroughcopy.wasm", &w.PassthroughCopy},
 		{GCProbePackage, "gcprobe.wasm", &w.GCProbe},
+		{FloorPackage, "floor.wasm", &w.Floor},
 	} {
 		res, err := builder.Build(ctx, builder.Options{
 			Package: p.pkg, Output: filepath.Join(opts.Dir, p.file),

@@ -12,7 +12,7 @@ import (
 )
 
 // growth runs mixed traffic through one guard VM and records its linear
-// memory at request o.GrowthFrom and at request o.GrowthTo: requests (70%),
+// memory at requests o.GrowthEarly, o.GrowthFrom and o.GrowthTo: requests (70%),
 // resumes with known cursors (20%), untagged cursors that force a
 // re-initialization (4%), short event streams (5%) and DELETEs (1%), over a
 // rolling set of sessions so that records are created and evicted all along.
@@ -45,13 +45,15 @@ func growth(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 			return fmt.Errorf("bench: growth, request %d: %w", i, err)
 		}
 		switch i {
+		case o.GrowthEarly:
+			rep.MemoryAtEarly = int64(h.Stats().VMMemoryBytes[0])
 		case o.GrowthFrom:
 			rep.MemoryAtFrom = int64(h.Stats().VMMemoryBytes[0])
 		case o.GrowthTo:
 			rep.MemoryAtTo = int64(h.Stats().VMMemoryBytes[0])
 		}
 	}
-	rep.GrowthFrom, rep.GrowthTo = o.GrowthFrom, o.GrowthTo
+	rep.GrowthEarly, rep.GrowthFrom, rep.GrowthTo = o.GrowthEarly, o.GrowthFrom, o.GrowthTo
 	if st := h.Stats(); st.Traps > 0 {
 		return fmt.Errorf("bench: growth: %d traps", st.Traps)
 	}
@@ -193,7 +195,7 @@ func churn(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 
 // gcSurvival proves garbage collection cycles in the guard itself, under
 // the WASI of Envoy 1.33–1.38 (the host's default: poll_oneoff answers
-// ENOSYS): requests that each make the guest allocate a header map of
+// ENOSYS): requests that each make the guest keep a copy of a session of
 // o.SurvivalPadBytes, until the bytes allocated exceed the VM's linear memory
 // o.SurvivalCycles times. Memory never holds more than its size, so at least
 // that many cycles completed; none may trap.
@@ -207,9 +209,11 @@ func gcSurvival(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	}
 	defer h.Close(ctx)
 	r := &runner{h: h}
-	x := Request(Session(1))
-	x.Request = append(x.Request, wasmhost.Header{Key: "x-pad", Value: strings.Repeat("x", o.SurvivalPadBytes)})
-	o.progress("GC survival: %d KiB header maps until %d cycles are proven", o.SurvivalPadBytes>>10, o.SurvivalCycles)
+	// The guard keeps a copy of the request's session on the heap: a
+	// session header of SurvivalPadBytes makes it allocate at least that
+	// much per request.
+	x := Request(strings.Repeat("x", o.SurvivalPadBytes))
+	o.progress("GC survival: %d KiB sessions until %d cycles are proven", o.SurvivalPadBytes>>10, o.SurvivalCycles)
 	var allocated, mem int64
 	for n := 1; ; n++ {
 		if err := r.run(&x); err != nil {

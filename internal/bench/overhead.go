@@ -90,15 +90,25 @@ func sseWorkload(r *runner, p *population, body [][]byte) workload {
 	return cycle(r, xs, size)
 }
 
-// check verifies that the guard really did its work in the benchmark (a
-// benchmark of a misconfigured guard would measure nothing).
-func checkGuard(h *wasmhost.Host, x wasmhost.Exchange, wantCursor string) error {
+// unguardedWorkload runs requests on a path no route matches.
+func unguardedWorkload(r *runner, p *population) workload {
+	xs := make([]wasmhost.Exchange, len(p.sessions))
+	for i, s := range p.sessions {
+		xs[i] = Unguarded(s)
+	}
+	return cycle(r, xs, 1)
+}
+
+// checkCursor verifies that a plugin really did its work in the benchmark
+// (a benchmark of a misconfigured guard would measure nothing): it forwarded
+// the resume's cursor untagged. The plugin edits x's headers in place.
+func checkCursor(name string, h *wasmhost.Host, x wasmhost.Exchange, wantCursor string) error {
 	res, err := h.Simulate(x)
 	if err != nil {
 		return err
 	}
 	if got := res.Request.Value("last-event-id"); got != wantCursor {
-		return fmt.Errorf("bench: the guard forwarded last-event-id %q, want %q (is it configured?)", got, wantCursor)
+		return fmt.Errorf("bench: the %s forwarded last-event-id %q, want %q (is it configured?)", name, got, wantCursor)
 	}
 	return nil
 }
@@ -120,15 +130,24 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 		return err
 	}
 	defer cp.Close(ctx)
+	fl, err := newHost(ctx, w.Floor, "", 1)
+	if err != nil {
+		return err
+	}
+	defer fl.Close(ctx)
 
 	pop := newPopulation(o.Sessions)
-	g, ps, c := &runner{h: guard}, &runner{h: pass}, &runner{h: cp}
-	for _, r := range []*runner{g, ps, c} {
+	g, ps, c, f := &runner{h: guard}, &runner{h: pass}, &runner{h: cp}, &runner{h: fl}
+	for _, r := range []*runner{g, ps, c, f} {
 		if err := pop.seed(r); err != nil {
 			return err
 		}
 	}
-	if err := checkGuard(guard, Resume(pop.sessions[0], pop.cursors[0]), pop.cursors[0][len("http:"):]); err != nil {
+	untagged := pop.cursors[0][len("http:"):]
+	if err := checkCursor("guard", guard, Resume(pop.sessions[0], pop.cursors[0]), untagged); err != nil {
+		return err
+	}
+	if err := checkCursor("floor", fl, Resume(pop.sessions[0], pop.cursors[0]), untagged); err != nil {
 		return err
 	}
 
@@ -138,6 +157,18 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	}
 	o.progress("resume overhead: %d rounds of %d resumes per side", o.Rounds, o.Requests)
 	if rep.Resume, err = interleave(resumeWorkload(g, pop), resumeWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
+
+	o.progress("guard against the floor: %d rounds of %d requests, then resumes, per side", o.Rounds, o.Requests)
+	if rep.RequestFloor, err = interleave(requestWorkload(g, pop), requestWorkload(f, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
+	if rep.ResumeFloor, err = interleave(resumeWorkload(g, pop), resumeWorkload(f, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
+	o.progress("unguarded requests: %d rounds of %d requests per side", o.Rounds, o.Requests)
+	if rep.Unguarded, err = interleave(unguardedWorkload(g, pop), unguardedWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
 		return err
 	}
 
@@ -167,6 +198,9 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	}
 	if n, _ := guard.Metric("mcp_resume_guard_events_tagged_total"); n == 0 {
 		return fmt.Errorf("bench: the guard tagged no events in the SSE benchmark")
+	}
+	if rep.SSEFloor, err = interleave(sseWorkload(g, pop, stream), sseWorkload(f, pop, stream), o.Streams, o.Rounds); err != nil {
+		return err
 	}
 
 	o.progress("native rewriter: %d rounds", o.Rounds)

@@ -19,6 +19,14 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.Sessions, DefaultMaxSessions, r.Request.A(), r.Request.B(), f.RequestOverheadRatio, rounds(r.Request.Rounds))
 	p("resume (GET, session, tagged cursor of its last event): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
 		r.Resume.A(), r.Resume.B(), f.ResumeOverheadRatio, rounds(r.Resume.Rounds))
+	p("guard against the floor (only the host calls the guard cannot do without): request %.0f vs %.0f ns -> %.3f (rounds %s); resume %.0f vs %.0f ns -> %.3f (rounds %s); SSE %.0f vs %.0f MB/s -> %.3f",
+		r.RequestFloor.A(), r.RequestFloor.B(), f.RequestFloorRatio, rounds(r.RequestFloor.Rounds),
+		r.ResumeFloor.A(), r.ResumeFloor.B(), f.ResumeFloorRatio, rounds(r.ResumeFloor.Rounds),
+		mbps(r.SSEFloor.A()), mbps(r.SSEFloor.B()), inverse(r.SSEFloor.Ratio()))
+	p("floor against passthrough (what the ABI glue and Go runtime cost for those calls): request %.3f, resume %.3f",
+		r.RequestFloor.B()/max(r.Request.B(), 1), r.ResumeFloor.B()/max(r.Resume.B(), 1))
+	p("unguarded (a path no route matches): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
+		r.Unguarded.A(), r.Unguarded.B(), f.UnguardedOverheadRatio, rounds(r.Unguarded.Rounds))
 	if r.FullSessions > 0 {
 		p("with %d sessions for max_sessions %d (more lookups read both candidate slots; evicted sessions have no record): request ratio %.3f (%.0f ns), resume ratio %.3f (%.0f ns)",
 			r.FullSessions, DefaultMaxSessions, r.RequestFull.Ratio(), r.RequestFull.A(), r.ResumeFull.Ratio(), r.ResumeFull.A())
@@ -27,8 +35,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.StreamBytes>>10, r.StreamChunks, mbps(r.SSE.A()), mbps(r.SSE.B()), f.SSEThroughputRatio)
 	p("native rewriter as the plugin runs it (last event with an ID classified per chunk) %.0f MB/s, copy() %.0f MB/s -> ratio %.3f; classifying every event %.0f MB/s (ratio %.3f)",
 		mbps(r.Rewriter.A()), mbps(r.Rewriter.B()), f.RewriterMemcpyRatio, mbps(r.RewriterFull.A()), inverse(r.RewriterFull.Ratio()))
-	p("guest memory: %.2f MiB at request %d, %.2f MiB at request %d -> growth %.3f MiB",
-		mib(r.MemoryAtFrom), r.GrowthFrom, mib(r.MemoryAtTo), r.GrowthTo, f.VMMemoryGrowthMiB)
+	p("guest memory: %.2f MiB at request %d, %.2f MiB at request %d, %.2f MiB at request %d -> growth %.3f MiB over the last window",
+		mib(r.MemoryAtEarly), r.GrowthEarly, mib(r.MemoryAtFrom), r.GrowthFrom, mib(r.MemoryAtTo), r.GrowthTo, f.VMMemoryGrowthMiB)
 	p("shared data: %d live sessions (4 streams each) in %d keys, %d bytes -> %.1f B/session",
 		r.PerSession.Live, r.PerSession.Keys, r.PerSession.Bytes, f.SharedBytesPerSession)
 	evicted := "not checked"
@@ -37,7 +45,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	p("churn: %d sessions with max_sessions=%d -> %d keys, %d live, %.2f MiB (%d CAS conflicts); the evicted first session's cursor: %s",
 		r.ChurnSessions, r.ChurnMaxSessions, r.Churn.Keys, r.Churn.Live, f.SharedMiBAfterChurn, r.ChurnConflicts, evicted)
-	p("wasm: guard %d bytes (%.2f MiB), passthrough %d bytes", r.WasmBytes, mib(int64(r.WasmBytes)), r.PassthroughWasmBytes)
+	p("wasm: guard %d bytes (%.2f MiB), passthrough %d bytes -> ratio %.3f", r.WasmBytes, mib(int64(r.WasmBytes)), r.PassthroughWasmBytes, f.WasmSizeRatio)
+	if len(r.V8Compile.Rounds) > 0 {
+		p("V8 compile (%s, %s): guard %.0f ms, passthrough %.0f ms -> ratio %.3f (rounds %s)",
+			r.NodeVersion, strings.Join(V8Flags, " "), r.V8Compile.A()/1e6, r.V8Compile.B()/1e6, f.V8CompileRatio, rounds(r.V8Compile.Rounds))
+	} else {
+		p("V8 compile: not measured (node not on PATH)")
+	}
 	p("start-up: first host (compile + VM) %s; VM start (_initialize, root context, vm_start, configure) %s",
 		r.FirstStart.Round(1e5), r.VMStart.Round(1e4))
 	for _, g := range r.GC {

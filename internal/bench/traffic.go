@@ -127,6 +127,19 @@ func Request(session string) wasmhost.Exchange {
 	}
 }
 
+// Unguarded is an ordinary request on a path no route of GuardConfig
+// matches: what every other request through an Istio sidecar looks like to
+// the plugin.
+func Unguarded(session string) wasmhost.Exchange {
+	x := Request(session)
+	x.Request[1].Value = "/api/v1/orders" // Request returns fresh headers
+	x.Response = wasmhost.Headers{
+		{Key: ":status", Value: "200"}, {Key: "content-type", Value: "application/json"},
+		{Key: "content-length", Value: "2"},
+	}
+	return x
+}
+
 // Resume is a Streamable HTTP GET resuming session at the tagged cursor
 // (e.g. "http:e-41"); the upstream answers with an event stream whose body
 // is not part of the measure.

@@ -30,6 +30,33 @@ import (
 // its layer.
 const PluginFileName = "plugin.wasm"
 
+// Annotation keys of the OCI image specification (annotations.md) that say
+// which build an image holds.
+const (
+	VersionAnnotation  = "org.opencontainers.image.version"  // the plugin's version
+	RevisionAnnotation = "org.opencontainers.image.revision" // the source commit
+	SourceAnnotation   = "org.opencontainers.image.source"   // the source repository URL
+)
+
+// Annotate returns img with annotations added to its manifest; entries with
+// an empty value are left out. The digest changes with them.
+func Annotate(img v1.Image, annotations map[string]string) (v1.Image, error) {
+	set := map[string]string{}
+	for k, v := range annotations {
+		if v != "" {
+			set[k] = v
+		}
+	}
+	if len(set) == 0 {
+		return img, nil
+	}
+	annotated, ok := mutate.Annotations(img, set).(v1.Image)
+	if !ok {
+		return nil, errors.New("oci: annotating the image did not yield an image")
+	}
+	return annotated, nil
+}
+
 // epoch is the timestamp of every file and of the image itself: a constant,
 // so that builds are reproducible.
 var epoch = time.Unix(0, 0).UTC()

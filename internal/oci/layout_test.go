@@ -342,3 +342,46 @@ func TestBuiltPlugin(t *testing.T) {
 		t.Fatal("plugin.wasm differs from build/mcp-resume-guard.wasm")
 	}
 }
+
+func TestAnnotate(t *testing.T) {
+	img, err := oci.Image(fakeWasm(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	annotated, err := oci.Annotate(img, map[string]string{
+		oci.VersionAnnotation:  "v1.2.0",
+		oci.RevisionAnnotation: "0123456789abcdef0123456789abcdef01234567",
+		oci.SourceAnnotation:   "",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := annotated.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{oci.VersionAnnotation: "v1.2.0", oci.RevisionAnnotation: "0123456789abcdef0123456789abcdef01234567"}
+	if len(m.Annotations) != len(want) {
+		t.Errorf("annotations %v; want %v (empty values left out)", m.Annotations, want)
+	}
+	for k, v := range want {
+		if m.Annotations[k] != v {
+			t.Errorf("annotation %s = %q; want %q", k, m.Annotations[k], v)
+		}
+	}
+	if back, err := oci.PluginWasm(annotated); err != nil || !bytes.Equal(back, fakeWasm(5)) {
+		t.Errorf("the annotated image's plugin.wasm: %v", err)
+	}
+	d0, _ := img.Digest()
+	d1, _ := annotated.Digest()
+	if d0 == d1 {
+		t.Error("annotating did not change the manifest digest")
+	}
+	same, err := oci.Annotate(img, map[string]string{oci.SourceAnnotation: ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2, _ := same.Digest(); d2 != d0 {
+		t.Error("no annotation to add changed the image")
+	}
+}

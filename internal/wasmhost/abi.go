@@ -90,6 +90,7 @@ const (
 // (envoy/stream_info/stream_info.h), read by the plugin as the int64
 // property response.flags.
 const (
+	FlagNoHealthyUpstream        uint64 = 0x2 // UH
 	FlagUpstreamRequestTimeout   uint64 = 0x4
 	FlagLocalReset               uint64 = 0x8
 	FlagUpstreamRemoteReset      uint64 = 0x10

@@ -34,8 +34,9 @@
 //
 // Observability for tests: Host.Metrics / Metric (plugin metrics by name),
 // Host.Stats (streams, traps, restarts, local replies, per-VM requests and
-// memory), Host.SharedData (a snapshot of the store), Host.StatsText and
-// AdminHandler (the /stats and /ready endpoints), Options.Trace (every guest
+// memory), Host.SharedData (a snapshot of the store), Host.StatsText,
+// Host.PrometheusText and AdminHandler (Envoy's /stats, /stats/prometheus and
+// /ready, in Envoy's formats), Options.Trace (every guest
 // callback with VM and context id), ProxyOptions.OnDone (one StreamRecord per
 // request with its VM, status, end reason and flags), and the x-guard-vm
 // response header naming the VM. Host.SetSharedDataFault makes shared-data

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
@@ -48,6 +49,15 @@ type Options struct {
 	// Envoy's callback order). It runs under the VM's lock: it must not call
 	// back into the Host.
 	Trace func(vm int, contextID uint32, callback string)
+	// Env is the guest's environment ("KEY=value" entries), like Envoy's
+	// vm_config.environment_variables; tests use it to set GOGC or
+	// GODEBUG inside the VM.
+	Env []string
+	// Listener, when set, is told of every call to the guest functions it
+	// returns a listener for (wazero's experimental function listeners):
+	// tests count the guest's heap allocations with it. Listened functions
+	// run slower.
+	Listener experimental.FunctionListenerFactory
 	// Properties answers further proxy_get_property paths (path segments
 	// joined by "."), e.g. "node.id". Values are returned as given.
 	Properties map[string][]byte
@@ -126,7 +136,11 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		h.rt.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: WASI: %w", err)
 	}
-	h.compiled, err = h.rt.CompileModule(ctx, opts.Wasm)
+	compileCtx := ctx
+	if opts.Listener != nil {
+		compileCtx = experimental.WithFunctionListenerFactory(ctx, opts.Listener)
+	}
+	h.compiled, err = h.rt.CompileModule(compileCtx, opts.Wasm)
 	if err != nil {
 		h.rt.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: compile: %w", err)

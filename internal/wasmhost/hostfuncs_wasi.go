@@ -29,8 +29,8 @@ var wasiFuncs = []*hostFunc{
 	// for fd_write and clock_time_get, during proxy_on_memory_allocate.
 	{name: "args_get", params: sig(2), results: errno, initOK: true, fn: wasiOK},
 	{name: "args_sizes_get", params: sig(2), results: errno, initOK: true, fn: wasiZeroPair},
-	{name: "environ_get", params: sig(2), results: errno, initOK: true, fn: wasiOK},
-	{name: "environ_sizes_get", params: sig(2), results: errno, initOK: true, fn: wasiZeroPair},
+	{name: "environ_get", params: sig(2), results: errno, initOK: true, fn: wasiEnvironGet},
+	{name: "environ_sizes_get", params: sig(2), results: errno, initOK: true, fn: wasiEnvironSizesGet},
 	{name: "clock_time_get", params: []api.ValueType{i32, i64, i32}, results: errno, initOK: true, allocOK: true, fn: wasiClockTimeGet},
 	{name: "random_get", params: sig(2), results: errno, initOK: true, fn: wasiRandomGet},
 	{name: "fd_write", params: sig(4), results: errno, initOK: true, allocOK: true, fn: wasiFdWrite},
@@ -79,12 +79,39 @@ func wasiLogged(msg string) func(*VM, api.Memory, []uint64) {
 	}
 }
 
-// wasiZeroPair writes 0 to both out-parameters: no arguments, no
-// environment.
+// wasiZeroPair writes 0 to both out-parameters: no arguments.
 func wasiZeroPair(_ *VM, mem api.Memory, st []uint64) {
 	if !mem.WriteUint32Le(u32(st, 0), 0) || !mem.WriteUint32Le(u32(st, 1), 0) {
 		st[0] = errnoFault
 		return
+	}
+	st[0] = errnoSuccess
+}
+
+// wasiEnvironSizesGet answers the number of Options.Env entries and their
+// size as NUL-terminated strings.
+func wasiEnvironSizesGet(vm *VM, mem api.Memory, st []uint64) {
+	size := 0
+	for _, e := range vm.host.opts.Env {
+		size += len(e) + 1
+	}
+	if !mem.WriteUint32Le(u32(st, 0), uint32(len(vm.host.opts.Env))) || !mem.WriteUint32Le(u32(st, 1), uint32(size)) {
+		st[0] = errnoFault
+		return
+	}
+	st[0] = errnoSuccess
+}
+
+// wasiEnvironGet writes the Options.Env entries: an array of pointers at
+// the first address, the NUL-terminated strings at the second.
+func wasiEnvironGet(vm *VM, mem api.Memory, st []uint64) {
+	ptrs, buf := u32(st, 0), u32(st, 1)
+	for i, e := range vm.host.opts.Env {
+		if !mem.WriteUint32Le(ptrs+uint32(4*i), buf) || !mem.WriteString(buf, e) || !mem.WriteByte(buf+uint32(len(e)), 0) {
+			st[0] = errnoFault
+			return
+		}
+		buf += uint32(len(e)) + 1
 	}
 	st[0] = errnoSuccess
 }

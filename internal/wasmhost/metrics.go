@@ -39,9 +39,10 @@ func (s *metricStore) define(kind uint32, name string) *metric {
 	return m
 }
 
-// Metrics returns every plugin metric by name, as Envoy's /stats shows them
-// (without the internal wasmcustom. prefix): counters and gauges by value,
-// histograms as <name>.count and <name>.sum.
+// Metrics returns every plugin metric by the name the plugin defined (Envoy's
+// /stats shows it as CustomStatNamespace+name, /stats/prometheus as the name
+// itself): counters and gauges by value, histograms as <name>.count and
+// <name>.sum.
 func (h *Host) Metrics() map[string]int64 {
 	h.metrics.mu.Lock()
 	defer h.metrics.mu.Unlock()

@@ -21,6 +21,13 @@ import (
 type Route struct {
 	PathPrefix string
 	RouteName  string
+	// Bypass forwards the route's requests without running the plugin,
+	// like an Envoy route on which the Wasm filter is disabled.
+	Bypass bool
+	// Timeout bounds the whole upstream exchange, like an Envoy route's
+	// timeout: 504 "upstream request timeout" before response headers, a
+	// reset after, flag UT. 0 disables it.
+	Timeout time.Duration
 }
 
 // ProxyOptions configure a Proxy.
@@ -28,6 +35,13 @@ type ProxyOptions struct {
 	// Routes are matched by longest path prefix; a request matching none
 	// has no route name.
 	Routes []Route
+	// Router, when set, picks the route of each request instead of Routes
+	// (e.g. Envoy's first-match route table).
+	Router func(*http.Request) Route
+	// ConnectTimeout bounds connecting to the upstream, like an Envoy
+	// cluster's connect_timeout (default 5s, Envoy's default). Unused when
+	// Transport is set.
+	ConnectTimeout time.Duration
 	// StreamIdleTimeout cuts a stream with no activity in either direction
 	// for this long, like Envoy's stream_idle_timeout: 408 before the
 	// response started, a reset after. 0 disables it.
@@ -74,6 +88,12 @@ type StreamRecord struct {
 	Flags        uint64
 	Local        bool // the response was a local reply
 	Err          error
+	// Header holds the client's request headers (not a copy).
+	Header http.Header
+	// Reply is the local reply the response was, if Local.
+	Reply *LocalReply
+	// UpstreamErr is the error that failed the upstream round trip, if any.
+	UpstreamErr error
 }
 
 // Proxy is an HTTP/1.1 reverse proxy that runs every request through the
@@ -99,6 +119,12 @@ func NewProxy(h *Host, upstream *url.URL, opts ProxyOptions) *Proxy {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.DisableCompression = true
 		t.MaxIdleConnsPerHost = 64
+		timeout := opts.ConnectTimeout
+		if timeout <= 0 {
+			timeout = 5 * time.Second
+		}
+		dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+		t.DialContext = dialer.DialContext
 		p.transport = t
 	}
 	if p.log == nil {
@@ -108,14 +134,17 @@ func NewProxy(h *Host, upstream *url.URL, opts ProxyOptions) *Proxy {
 	return p
 }
 
-func (p *Proxy) route(path string) string {
-	best, name := -1, ""
-	for _, r := range p.opts.Routes {
-		if strings.HasPrefix(path, r.PathPrefix) && len(r.PathPrefix) > best {
-			best, name = len(r.PathPrefix), r.RouteName
+func (p *Proxy) route(r *http.Request) Route {
+	if p.opts.Router != nil {
+		return p.opts.Router(r)
+	}
+	best, route := -1, Route{}
+	for _, rt := range p.opts.Routes {
+		if strings.HasPrefix(r.URL.Path, rt.PathPrefix) && len(rt.PathPrefix) > best {
+			best, route = len(rt.PathPrefix), rt
 		}
 	}
-	return name
+	return route
 }
 
 // exchange is the state of one proxied request.
@@ -138,14 +167,22 @@ type exchange struct {
 
 	idle     *time.Timer
 	idleHit  atomic.Bool
+	rtimer   *time.Timer // the route's timeout
+	rtHit    atomic.Bool
 	cancel   context.CancelFunc
 	upstream context.Context
+	upErr    error // the upstream round trip's error
 }
 
 // ServeHTTP implements http.Handler.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	route := p.route(r.URL.Path)
+	rt := p.route(r)
+	if rt.Bypass {
+		p.bypass(w, r, rt, start)
+		return
+	}
+	route := rt.RouteName
 	info := StreamInfo{RouteName: route, SourceAddress: r.RemoteAddr, UpstreamAddress: p.upstream.Host}
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		info.DestinationAddress = a.String()
@@ -173,9 +210,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d := p.opts.StreamIdleTimeout; d > 0 {
 		x.idle = time.AfterFunc(d, func() { x.idleHit.Store(true); x.cancel() })
 	}
+	if rt.Timeout > 0 {
+		x.rtimer = time.AfterFunc(rt.Timeout, func() { x.rtHit.Store(true); x.cancel() })
+	}
 	end, err := x.run()
 	if x.idle != nil {
 		x.idle.Stop()
+	}
+	if x.rtimer != nil {
+		x.rtimer.Stop()
 	}
 	x.cancel()
 	if ferr := s.Finish(end); err == nil && ferr != nil && !errors.Is(ferr, ErrVMRestarted) {
@@ -184,6 +227,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := StreamRecord{
 		Method: r.Method, Path: r.URL.RequestURI(), Route: route, Status: x.status, VM: s.VM(), StreamID: s.ID(),
 		Duration: time.Since(start), Bytes: x.bytes, End: end, Flags: s.Flags(), Local: x.local, Err: err,
+		Header: r.Header, UpstreamErr: x.upErr,
+	}
+	if x.local {
+		rec.Reply = s.LocalReply()
 	}
 	s.Release()
 	p.logRecord(rec)
@@ -253,8 +300,31 @@ func (x *exchange) ended() (EndReason, error) {
 		return EndDownstreamDisconnect, nil
 	case x.idleHit.Load():
 		return x.idleTimeout()
+	case x.rtHit.Load():
+		return x.routeTimeout()
 	}
 	return EndComplete, nil
+}
+
+// timedOut reports whether the idle or the route timeout ended the
+// exchange.
+func (x *exchange) timedOut() bool { return x.idleHit.Load() || x.rtHit.Load() }
+
+// routeTimeout answers Envoy's route timeout: a local reply 504 "upstream
+// request timeout" (through the plugin) before the response started, a
+// reset after; flag UT (envoy source/common/router/router.cc
+// onResponseTimeout).
+func (x *exchange) routeTimeout() (EndReason, error) {
+	x.s.AddFlags(FlagUpstreamRequestTimeout)
+	x.p.log.Warn("upstream request timeout", "upstream", x.p.upstream.Host, "method", x.r.Method, "path", x.r.URL.Path)
+	if x.started {
+		x.abort = true
+		return EndUpstreamFailure, nil
+	}
+	if err := x.hostReply(http.StatusGatewayTimeout, "upstream_response_timeout", "upstream request timeout"); err != nil {
+		return x.failed(err)
+	}
+	return EndUpstreamFailure, nil
 }
 
 // idleTimeout answers Envoy's stream idle timeout: a local reply 408
@@ -441,14 +511,16 @@ func (x *exchange) forward(body []byte, hasBody bool) (EndReason, error) {
 	resp, err := x.p.transport.RoundTrip(req)
 	x.touch()
 	if err != nil {
-		if x.clientGone() || x.idleHit.Load() {
+		if x.clientGone() || x.timedOut() {
 			return x.ended()
 		}
-		// Envoy's router answers 503 for a connection failure, through
-		// the encoder filters, with flag UF.
-		s.AddFlags(FlagUpstreamConnFailure)
-		if err := x.hostReply(http.StatusServiceUnavailable, "upstream_reset_before_response_started{connection_failure}",
-			"upstream connect error or disconnect/reset before headers. reset reason: connection failure"); err != nil {
+		// Envoy's router answers 503 through the encoder filters (the
+		// plugin sees the reply) and sets UF, UC or UH.
+		x.upErr = err
+		f := upstreamFailure(err)
+		x.p.log.Warn(f.LogMessage(), "upstream", x.p.upstream.Host, "method", req.Method, "path", req.URL.Path, "err", err, "reply", f.Body)
+		s.AddFlags(f.Flag)
+		if err := x.hostReply(f.Status, f.Details, f.Body); err != nil {
 			return x.failed(err)
 		}
 		return EndUpstreamFailure, nil
@@ -502,7 +574,7 @@ func (x *exchange) streamBody(body io.Reader) (EndReason, error) {
 		x.touch()
 		eos := errors.Is(rerr, io.EOF)
 		if rerr != nil && !eos {
-			if x.clientGone() || x.idleHit.Load() {
+			if x.clientGone() || x.timedOut() {
 				return x.ended()
 			}
 			// The upstream reset mid-stream: Envoy resets the downstream

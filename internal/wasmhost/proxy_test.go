@@ -82,7 +82,7 @@ func TestProxyStreamsSSEChunkByChunk(t *testing.T) {
 		}
 		io.WriteString(w, "id: e-2\ndata: two\n\n")
 	})
-	f := newProxyFixture(t, upstream, ProxyOptions{Routes: []Route{{"/sse", "mcp-legacy"}, {"/s", "other"}}}, Options{})
+	f := newProxyFixture(t, upstream, ProxyOptions{Routes: []Route{{PathPrefix: "/sse", RouteName: "mcp-legacy"}, {PathPrefix: "/s", RouteName: "other"}}}, Options{})
 	resp := f.request(t, "GET", "/sse", "upper", nil)
 	defer resp.Body.Close()
 	if resp.Header.Get("X-Probe-Route") != "mcp-legacy" || resp.Header.Get("X-Guard-Vm") != "0" {

@@ -373,7 +373,7 @@ func (s *Stream) Finish(reason EndReason) error {
 		s.flags |= FlagStreamIdleTimeout
 		s.codeDetails = "stream_idle_timeout"
 	case EndUpstreamFailure:
-		if s.flags&(FlagUpstreamConnFailure|FlagUpstreamRemoteReset) == 0 {
+		if s.flags&(FlagUpstreamConnFailure|FlagUpstreamRemoteReset|FlagUpstreamConnTermination|FlagNoHealthyUpstream|FlagUpstreamRequestTimeout) == 0 {
 			s.flags |= FlagUpstreamConnFailure
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,6 +116,10 @@ func (vm *VM) start() error {
 		cfg = cfg.WithSysWalltime().WithSysNanotime().WithSysNanosleep().
 			WithRandSource(cryptoRand{}).
 			WithStdout(w.level(LogInfo)).WithStderr(w.level(LogError))
+		for _, e := range h.opts.Env {
+			k, v, _ := strings.Cut(e, "=")
+			cfg = cfg.WithEnv(k, v)
+		}
 	}
 	mod, err := h.rt.InstantiateModule(vm.ctx, h.compiled, cfg)
 	if err != nil {

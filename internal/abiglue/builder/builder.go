@@ -52,6 +52,9 @@ type Options struct {
 	// aborts at its first GC on hosts answering poll_oneoff with ENOSYS.
 	// Only for demonstrating that failure.
 	NoRuntimePatch bool
+	// LDFlags is passed to go build -ldflags, e.g. "-X main.version=v1.2.0"
+	// to stamp the build into the plugin. Default: none.
+	LDFlags string
 	// Log receives progress lines and go build's own output. Default: os.Stderr.
 	Log io.Writer
 }
@@ -174,6 +177,9 @@ func compile(ctx context.Context, opts Options, gen generated, out string) (*was
 	args := []string{"build", "-tags", abiglue.BuildTag, "-buildmode=c-shared", "-trimpath"}
 	if gen.overlay != "" {
 		args = append(args, "-overlay", gen.overlay)
+	}
+	if opts.LDFlags != "" {
+		args = append(args, "-ldflags", opts.LDFlags)
 	}
 	args = append(args, "-o", tmp, opts.Package)
 	cmd := exec.CommandContext(ctx, opts.Go, args...)

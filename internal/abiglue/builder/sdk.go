@@ -22,6 +22,11 @@ const SDKVersion = "v0.24.0"
 // sdkGluePackage is where, inside the SDK, the glue files go.
 const sdkGluePackage = "proxywasm/internal"
 
+// mockConstraint is the build constraint of the SDK's abi_hostcalls_mock.go,
+// which routes every host call through an interface; the copy gets
+// "&& !abiglue" added to it.
+const mockConstraint = "//go:build !tinygo"
+
 // sdkSkipDirs are top-level SDK directories the plugin build never needs.
 var sdkSkipDirs = map[string]bool{
 	"examples": true,
@@ -63,9 +68,18 @@ func sdkFiles(dir string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the SDK at %s: %w", dir, err)
 	}
-	if _, ok := files[sdkGluePackage+"/abi_hostcalls_mock.go"]; !ok {
-		return nil, fmt.Errorf("the SDK at %s has no %s/abi_hostcalls_mock.go: not the layout the glue is written for", dir, sdkGluePackage)
+	mock := sdkGluePackage + "/abi_hostcalls_mock.go"
+	src, ok := files[mock]
+	if !ok {
+		return nil, fmt.Errorf("the SDK at %s has no %s: not the layout the glue is written for", dir, mock)
 	}
+	// The glue defines the SDK's Proxy* host-call functions itself, without
+	// the mock's interface dispatch (abiglue_host.go): the plugin build must
+	// not compile the mock.
+	if strings.Count(string(src), mockConstraint) != 1 {
+		return nil, fmt.Errorf("%s in the SDK at %s does not carry the constraint %q exactly once: review the glue against this SDK", mock, dir, mockConstraint)
+	}
+	files[mock] = []byte(strings.Replace(string(src), mockConstraint, mockConstraint+" && !"+abiglue.BuildTag, 1))
 
 	glue := abiglue.Sources()
 	names, err := fs.Glob(glue, "*.go")

@@ -8,6 +8,10 @@ import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 // Each wrapper converts the ABI's i32 values (sizes, booleans) to the types
 // the SDK's own callback functions take and calls them; the SDK's //export
 // comments mean nothing to the standard toolchain.
+//
+// Each callback runs between enter and leave, which rewind the arena of host
+// buffers when the outermost callback starts (abiglue_memory.go). A panic
+// escaping a callback aborts the whole VM, so leave needs no defer.
 
 // b2u encodes a Go bool as the ABI's i32 boolean.
 func b2u(b bool) uint32 {
@@ -26,100 +30,152 @@ func abiVersion() {}
 
 //go:wasmexport proxy_on_context_create
 func abiOnContextCreate(contextID, parentContextID uint32) {
+	enter()
 	proxyOnContextCreate(contextID, parentContextID)
+	leave()
 }
 
 //go:wasmexport proxy_on_vm_start
 func abiOnVMStart(rootContextID, vmConfigurationSize uint32) uint32 {
-	return b2u(bool(proxyOnVMStart(rootContextID, int(vmConfigurationSize))))
+	enter()
+	r := b2u(bool(proxyOnVMStart(rootContextID, int(vmConfigurationSize))))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_configure
 func abiOnConfigure(rootContextID, pluginConfigurationSize uint32) uint32 {
-	return b2u(bool(proxyOnConfigure(rootContextID, int(pluginConfigurationSize))))
+	enter()
+	r := b2u(bool(proxyOnConfigure(rootContextID, int(pluginConfigurationSize))))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_tick
 func abiOnTick(rootContextID uint32) {
+	enter()
 	proxyOnTick(rootContextID)
+	leave()
 }
 
 //go:wasmexport proxy_on_queue_ready
 func abiOnQueueReady(rootContextID, queueID uint32) {
+	enter()
 	proxyOnQueueReady(rootContextID, queueID)
+	leave()
 }
 
 //go:wasmexport proxy_on_request_headers
 func abiOnRequestHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
-	return uint32(proxyOnRequestHeaders(contextID, int(numHeaders), endOfStream != 0))
+	enter()
+	r := uint32(proxyOnRequestHeaders(contextID, int(numHeaders), endOfStream != 0))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_request_body
 func abiOnRequestBody(contextID, bodySize, endOfStream uint32) uint32 {
-	return uint32(proxyOnRequestBody(contextID, int(bodySize), endOfStream != 0))
+	enter()
+	r := uint32(proxyOnRequestBody(contextID, int(bodySize), endOfStream != 0))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_request_trailers
 func abiOnRequestTrailers(contextID, numTrailers uint32) uint32 {
-	return uint32(proxyOnRequestTrailers(contextID, int(numTrailers)))
+	enter()
+	r := uint32(proxyOnRequestTrailers(contextID, int(numTrailers)))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_response_headers
 func abiOnResponseHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
-	return uint32(proxyOnResponseHeaders(contextID, int(numHeaders), endOfStream != 0))
+	enter()
+	r := uint32(proxyOnResponseHeaders(contextID, int(numHeaders), endOfStream != 0))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_response_body
 func abiOnResponseBody(contextID, bodySize, endOfStream uint32) uint32 {
-	return uint32(proxyOnResponseBody(contextID, int(bodySize), endOfStream != 0))
+	enter()
+	r := uint32(proxyOnResponseBody(contextID, int(bodySize), endOfStream != 0))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_response_trailers
 func abiOnResponseTrailers(contextID, numTrailers uint32) uint32 {
-	return uint32(proxyOnResponseTrailers(contextID, int(numTrailers)))
+	enter()
+	r := uint32(proxyOnResponseTrailers(contextID, int(numTrailers)))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_http_call_response
 func abiOnHttpCallResponse(rootContextID, calloutID, numHeaders, bodySize, numTrailers uint32) {
+	enter()
 	proxyOnHttpCallResponse(rootContextID, calloutID, int(numHeaders), int(bodySize), int(numTrailers))
+	leave()
 }
 
 //go:wasmexport proxy_on_new_connection
 func abiOnNewConnection(contextID uint32) uint32 {
-	return uint32(proxyOnNewConnection(contextID))
+	enter()
+	r := uint32(proxyOnNewConnection(contextID))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_downstream_data
 func abiOnDownstreamData(contextID, dataSize, endOfStream uint32) uint32 {
-	return uint32(proxyOnDownstreamData(contextID, int(dataSize), endOfStream != 0))
+	enter()
+	r := uint32(proxyOnDownstreamData(contextID, int(dataSize), endOfStream != 0))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_downstream_connection_close
 func abiOnDownstreamConnectionClose(contextID, peerType uint32) {
+	enter()
 	proxyOnDownstreamConnectionClose(contextID, types.PeerType(peerType))
+	leave()
 }
 
 //go:wasmexport proxy_on_upstream_data
 func abiOnUpstreamData(contextID, dataSize, endOfStream uint32) uint32 {
-	return uint32(proxyOnUpstreamData(contextID, int(dataSize), endOfStream != 0))
+	enter()
+	r := uint32(proxyOnUpstreamData(contextID, int(dataSize), endOfStream != 0))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_upstream_connection_close
 func abiOnUpstreamConnectionClose(contextID, peerType uint32) {
+	enter()
 	proxyOnUpstreamConnectionClose(contextID, types.PeerType(peerType))
+	leave()
 }
 
 //go:wasmexport proxy_on_log
 func abiOnLog(contextID uint32) {
+	enter()
 	proxyOnLog(contextID)
+	leave()
 }
 
 //go:wasmexport proxy_on_done
 func abiOnDone(contextID uint32) uint32 {
-	return b2u(proxyOnDone(contextID))
+	enter()
+	r := b2u(proxyOnDone(contextID))
+	leave()
+	return r
 }
 
 //go:wasmexport proxy_on_delete
 func abiOnDelete(contextID uint32) {
+	enter()
 	proxyOnDelete(contextID)
+	leave()
 }

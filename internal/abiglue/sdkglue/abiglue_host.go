@@ -2,181 +2,197 @@
 
 package internal
 
-// wasmHost implements the SDK's ProxyWasmHost interface with the real host
-// functions imported from "env". The SDK's non-TinyGo build routes every host
-// call through currentHost; installing wasmHost there at package
-// initialisation makes the SDK talk to Envoy (or any proxy-wasm host) without
-// touching a line of the SDK.
-type wasmHost struct{}
-
-var _ ProxyWasmHost = wasmHost{}
-
-func init() {
-	currentHost = wasmHost{}
-}
+// The SDK's functions Proxy* (the ones package proxywasm calls), implemented
+// directly on the host functions imported from "env". In a non-TinyGo build
+// the SDK defines them in abi_hostcalls_mock.go as calls through the
+// interface value currentHost; the plugin build excludes that file (see
+// internal/abiglue/builder), so these take its place. Without the interface
+// call the compiler sees that the SDK's own out-parameters (the data
+// pointer, size and cas of GetSharedData, getMapValue, getBuffer, ...) do not
+// escape, and keeps them on the stack.
+//
+// The host writes its out-parameters into the package-level variables
+// below, never into the caller's stack frame: the host's call back into
+// proxy_on_memory_allocate runs on the same goroutine stack and may grow it,
+// which moves every frame, while the host keeps the 32-bit address it was
+// given. The variables are read right after the host call returns; the guest
+// is single-threaded and proxy_on_memory_allocate makes no host call, so no
+// other call can overwrite them in between.
+var (
+	outData, outSize, outCas, outID uint32
+	outValue                        uint64
+)
 
 // u32 converts an SDK size (Go int, 64-bit on wasm) to the ABI's 32-bit size.
 // Sizes handed to the host describe Go slices in a 32-bit address space, so
 // they always fit.
 func u32(n int) uint32 { return uint32(n) }
 
-func (wasmHost) ProxyLog(logLevel LogLevel, messageData *byte, messageSize int) Status {
+// returned finishes a host call that returns a buffer: on success it stores
+// the data pointer and size the host wrote into the SDK's out-parameters.
+func returned(st uint32, retData **byte, retSize *int) Status {
+	if Status(st) != StatusOK {
+		return Status(st)
+	}
+	data, ok := arena.take(outData, outSize)
+	if !ok {
+		return StatusInternalFailure
+	}
+	*retData = data
+	*retSize = int(outSize)
+	return StatusOK
+}
+
+// clearOut resets the buffer out-parameters, so that a host answering OK
+// without writing them returns no data rather than the previous call's.
+func clearOut() { outData, outSize = 0, 0 }
+
+func ProxyLog(logLevel LogLevel, messageData *byte, messageSize int) Status {
 	return Status(hostLog(uint32(logLevel), messageData, u32(messageSize)))
 }
 
-func (wasmHost) ProxySetProperty(pathData *byte, pathSize int, valueData *byte, valueSize int) Status {
+func ProxySetProperty(pathData *byte, pathSize int, valueData *byte, valueSize int) Status {
 	return Status(hostSetProperty(pathData, u32(pathSize), valueData, u32(valueSize)))
 }
 
-func (wasmHost) ProxyGetProperty(pathData *byte, pathSize int, returnValueData **byte, returnValueSize *int) Status {
-	var addr, size uint32
-	st := hostGetProperty(pathData, u32(pathSize), &addr, &size)
-	return returnedBuffer(st, addr, size, returnValueData, returnValueSize)
+func ProxyGetProperty(pathData *byte, pathSize int, returnValueData **byte, returnValueSize *int) Status {
+	clearOut()
+	return returned(hostGetProperty(pathData, u32(pathSize), &outData, &outSize), returnValueData, returnValueSize)
 }
 
-func (wasmHost) ProxySendLocalResponse(statusCode uint32, statusCodeDetailData *byte, statusCodeDetailsSize int, bodyData *byte, bodySize int, headersData *byte, headersSize int, grpcStatus int32) Status {
+func ProxySendLocalResponse(statusCode uint32, statusCodeDetailData *byte, statusCodeDetailsSize int, bodyData *byte, bodySize int, headersData *byte, headersSize int, grpcStatus int32) Status {
 	return Status(hostSendLocalResponse(statusCode, statusCodeDetailData, u32(statusCodeDetailsSize),
 		bodyData, u32(bodySize), headersData, u32(headersSize), grpcStatus))
 }
 
-func (wasmHost) ProxyGetSharedData(keyData *byte, keySize int, returnValueData **byte, returnValueSize *int, returnCas *uint32) Status {
-	var addr, size, cas uint32
-	st := hostGetSharedData(keyData, u32(keySize), &addr, &size, &cas)
-	res := returnedBuffer(st, addr, size, returnValueData, returnValueSize)
-	if res == StatusOK {
-		*returnCas = cas
+func ProxyGetSharedData(keyData *byte, keySize int, returnValueData **byte, returnValueSize *int, returnCas *uint32) Status {
+	clearOut()
+	outCas = 0
+	st := returned(hostGetSharedData(keyData, u32(keySize), &outData, &outSize, &outCas), returnValueData, returnValueSize)
+	if st == StatusOK {
+		*returnCas = outCas
 	}
-	return res
+	return st
 }
 
-func (wasmHost) ProxySetSharedData(keyData *byte, keySize int, valueData *byte, valueSize int, cas uint32) Status {
+func ProxySetSharedData(keyData *byte, keySize int, valueData *byte, valueSize int, cas uint32) Status {
 	return Status(hostSetSharedData(keyData, u32(keySize), valueData, u32(valueSize), cas))
 }
 
-func (wasmHost) ProxyRegisterSharedQueue(nameData *byte, nameSize int, returnID *uint32) Status {
-	var id uint32
-	st := Status(hostRegisterSharedQueue(nameData, u32(nameSize), &id))
+func ProxyRegisterSharedQueue(nameData *byte, nameSize int, returnID *uint32) Status {
+	st := Status(hostRegisterSharedQueue(nameData, u32(nameSize), &outID))
 	if st == StatusOK {
-		*returnID = id
+		*returnID = outID
 	}
 	return st
 }
 
-func (wasmHost) ProxyResolveSharedQueue(vmIDData *byte, vmIDSize int, nameData *byte, nameSize int, returnID *uint32) Status {
-	var id uint32
-	st := Status(hostResolveSharedQueue(vmIDData, u32(vmIDSize), nameData, u32(nameSize), &id))
+func ProxyResolveSharedQueue(vmIDData *byte, vmIDSize int, nameData *byte, nameSize int, returnID *uint32) Status {
+	st := Status(hostResolveSharedQueue(vmIDData, u32(vmIDSize), nameData, u32(nameSize), &outID))
 	if st == StatusOK {
-		*returnID = id
+		*returnID = outID
 	}
 	return st
 }
 
-func (wasmHost) ProxyDequeueSharedQueue(queueID uint32, returnValueData **byte, returnValueSize *int) Status {
-	var addr, size uint32
-	st := hostDequeueSharedQueue(queueID, &addr, &size)
-	return returnedBuffer(st, addr, size, returnValueData, returnValueSize)
+func ProxyDequeueSharedQueue(queueID uint32, returnValueData **byte, returnValueSize *int) Status {
+	clearOut()
+	return returned(hostDequeueSharedQueue(queueID, &outData, &outSize), returnValueData, returnValueSize)
 }
 
-func (wasmHost) ProxyEnqueueSharedQueue(queueID uint32, valueData *byte, valueSize int) Status {
+func ProxyEnqueueSharedQueue(queueID uint32, valueData *byte, valueSize int) Status {
 	return Status(hostEnqueueSharedQueue(queueID, valueData, u32(valueSize)))
 }
 
-func (wasmHost) ProxyGetHeaderMapValue(mapType MapType, keyData *byte, keySize int, returnValueData **byte, returnValueSize *int) Status {
-	var addr, size uint32
-	st := hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &addr, &size)
-	return returnedBuffer(st, addr, size, returnValueData, returnValueSize)
+func ProxyGetHeaderMapValue(mapType MapType, keyData *byte, keySize int, returnValueData **byte, returnValueSize *int) Status {
+	clearOut()
+	return returned(hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize), returnValueData, returnValueSize)
 }
 
-func (wasmHost) ProxyAddHeaderMapValue(mapType MapType, keyData *byte, keySize int, valueData *byte, valueSize int) Status {
+func ProxyAddHeaderMapValue(mapType MapType, keyData *byte, keySize int, valueData *byte, valueSize int) Status {
 	return Status(hostAddHeaderMapValue(uint32(mapType), keyData, u32(keySize), valueData, u32(valueSize)))
 }
 
-func (wasmHost) ProxyReplaceHeaderMapValue(mapType MapType, keyData *byte, keySize int, valueData *byte, valueSize int) Status {
+func ProxyReplaceHeaderMapValue(mapType MapType, keyData *byte, keySize int, valueData *byte, valueSize int) Status {
 	return Status(hostReplaceHeaderMapValue(uint32(mapType), keyData, u32(keySize), valueData, u32(valueSize)))
 }
 
-func (wasmHost) ProxyContinueStream(streamType StreamType) Status {
+func ProxyContinueStream(streamType StreamType) Status {
 	return Status(hostContinueStream(uint32(streamType)))
 }
 
-func (wasmHost) ProxyCloseStream(streamType StreamType) Status {
+func ProxyCloseStream(streamType StreamType) Status {
 	return Status(hostCloseStream(uint32(streamType)))
 }
 
-func (wasmHost) ProxyRemoveHeaderMapValue(mapType MapType, keyData *byte, keySize int) Status {
+func ProxyRemoveHeaderMapValue(mapType MapType, keyData *byte, keySize int) Status {
 	return Status(hostRemoveHeaderMapValue(uint32(mapType), keyData, u32(keySize)))
 }
 
-func (wasmHost) ProxyGetHeaderMapPairs(mapType MapType, returnValueData **byte, returnValueSize *int) Status {
-	var addr, size uint32
-	st := hostGetHeaderMapPairs(uint32(mapType), &addr, &size)
-	return returnedBuffer(st, addr, size, returnValueData, returnValueSize)
+func ProxyGetHeaderMapPairs(mapType MapType, returnValueData **byte, returnValueSize *int) Status {
+	clearOut()
+	return returned(hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize), returnValueData, returnValueSize)
 }
 
-func (wasmHost) ProxySetHeaderMapPairs(mapType MapType, mapData *byte, mapSize int) Status {
+func ProxySetHeaderMapPairs(mapType MapType, mapData *byte, mapSize int) Status {
 	return Status(hostSetHeaderMapPairs(uint32(mapType), mapData, u32(mapSize)))
 }
 
-func (wasmHost) ProxyGetBufferBytes(bufferType BufferType, start int, maxSize int, returnBufferData **byte, returnBufferSize *int) Status {
-	var addr, size uint32
-	st := hostGetBufferBytes(uint32(bufferType), u32(start), u32(maxSize), &addr, &size)
-	return returnedBuffer(st, addr, size, returnBufferData, returnBufferSize)
+func ProxyGetBufferBytes(bufferType BufferType, start int, maxSize int, returnBufferData **byte, returnBufferSize *int) Status {
+	clearOut()
+	return returned(hostGetBufferBytes(uint32(bufferType), u32(start), u32(maxSize), &outData, &outSize), returnBufferData, returnBufferSize)
 }
 
-func (wasmHost) ProxySetBufferBytes(bufferType BufferType, start int, maxSize int, bufferData *byte, bufferSize int) Status {
+func ProxySetBufferBytes(bufferType BufferType, start int, maxSize int, bufferData *byte, bufferSize int) Status {
 	return Status(hostSetBufferBytes(uint32(bufferType), u32(start), u32(maxSize), bufferData, u32(bufferSize)))
 }
 
-func (wasmHost) ProxyHttpCall(upstreamData *byte, upstreamSize int, headerData *byte, headerSize int, bodyData *byte, bodySize int, trailersData *byte, trailersSize int, timeout uint32, calloutIDPtr *uint32) Status {
-	var id uint32
+func ProxyHttpCall(upstreamData *byte, upstreamSize int, headerData *byte, headerSize int, bodyData *byte, bodySize int, trailersData *byte, trailersSize int, timeout uint32, calloutIDPtr *uint32) Status {
 	st := Status(hostHttpCall(upstreamData, u32(upstreamSize), headerData, u32(headerSize),
-		bodyData, u32(bodySize), trailersData, u32(trailersSize), timeout, &id))
+		bodyData, u32(bodySize), trailersData, u32(trailersSize), timeout, &outID))
 	if st == StatusOK {
-		*calloutIDPtr = id
+		*calloutIDPtr = outID
 	}
 	return st
 }
 
-func (wasmHost) ProxyCallForeignFunction(funcNamePtr *byte, funcNameSize int, paramPtr *byte, paramSize int, returnData **byte, returnSize *int) Status {
-	var addr, size uint32
-	st := hostCallForeignFunction(funcNamePtr, u32(funcNameSize), paramPtr, u32(paramSize), &addr, &size)
-	return returnedBuffer(st, addr, size, returnData, returnSize)
+func ProxyCallForeignFunction(funcNamePtr *byte, funcNameSize int, paramPtr *byte, paramSize int, returnData **byte, returnSize *int) Status {
+	clearOut()
+	return returned(hostCallForeignFunction(funcNamePtr, u32(funcNameSize), paramPtr, u32(paramSize), &outData, &outSize), returnData, returnSize)
 }
 
-func (wasmHost) ProxySetTickPeriodMilliseconds(period uint32) Status {
+func ProxySetTickPeriodMilliseconds(period uint32) Status {
 	return Status(hostSetTickPeriodMilliseconds(period))
 }
 
-func (wasmHost) ProxySetEffectiveContext(contextID uint32) Status {
+func ProxySetEffectiveContext(contextID uint32) Status {
 	return Status(hostSetEffectiveContext(contextID))
 }
 
-func (wasmHost) ProxyDone() Status {
+func ProxyDone() Status {
 	return Status(hostDone())
 }
 
-func (wasmHost) ProxyDefineMetric(metricType MetricType, metricNameData *byte, metricNameSize int, returnMetricIDPtr *uint32) Status {
-	var id uint32
-	st := Status(hostDefineMetric(uint32(metricType), metricNameData, u32(metricNameSize), &id))
+func ProxyDefineMetric(metricType MetricType, metricNameData *byte, metricNameSize int, returnMetricIDPtr *uint32) Status {
+	st := Status(hostDefineMetric(uint32(metricType), metricNameData, u32(metricNameSize), &outID))
 	if st == StatusOK {
-		*returnMetricIDPtr = id
+		*returnMetricIDPtr = outID
 	}
 	return st
 }
 
-func (wasmHost) ProxyIncrementMetric(metricID uint32, offset int64) Status {
+func ProxyIncrementMetric(metricID uint32, offset int64) Status {
 	return Status(hostIncrementMetric(metricID, offset))
 }
 
-func (wasmHost) ProxyRecordMetric(metricID uint32, value uint64) Status {
+func ProxyRecordMetric(metricID uint32, value uint64) Status {
 	return Status(hostRecordMetric(metricID, value))
 }
 
-func (wasmHost) ProxyGetMetric(metricID uint32, returnMetricValue *uint64) Status {
-	var v uint64
-	st := Status(hostGetMetric(metricID, &v))
+func ProxyGetMetric(metricID uint32, returnMetricValue *uint64) Status {
+	st := Status(hostGetMetric(metricID, &outValue))
 	if st == StatusOK {
-		*returnMetricValue = v
+		*returnMetricValue = outValue
 	}
 	return st
 }

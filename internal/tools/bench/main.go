@@ -1,10 +1,11 @@
 // Command bench is the driver of make bench: it builds the plugin and its
 // baselines (package internal/bench), measures them side by side in the
 // embedded proxy-wasm host, prints every figure with its method, and ends
-// with exactly the seven BENCH name=value lines of issue 5.
+// with one BENCH name=value line per figure (issues 5 and 9).
 //
 //	go run ./internal/tools/bench            # the full run (a few minutes)
 //	go run ./internal/tools/bench -quick     # every figure, little precision
+//	go run ./internal/tools/bench -ab old.wasm  # this guard against another build
 //
 // It exits 1 when a measure fails; a missed target is reported, not an
 // error (-strict makes it one).
@@ -28,6 +29,7 @@ func main() {
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
 	rounds := flag.Int("rounds", 0, "interleaved rounds per comparison (default 9)")
 	churn := flag.Int("churn", 0, "sessions through the churn measure (default 1000000)")
+	ab := flag.String("ab", "", "only compare the guard built now (A) with the guard `module` at this path (B), A/B interleaved")
 	flag.Parse()
 	if *quick {
 		o = bench.QuickOptions()
@@ -45,6 +47,20 @@ func main() {
 	w, err := bench.BuildPlugins(ctx, bench.BuildOptions{Dir: *dir, Log: os.Stderr})
 	if err != nil {
 		fail(err)
+	}
+	if *ab != "" {
+		b, err := os.ReadFile(*ab)
+		if err != nil {
+			fail(err)
+		}
+		rep, err := bench.CompareBuilds(ctx, w.Guard, b, o)
+		if err != nil {
+			fail(err)
+		}
+		if err := rep.WriteText(os.Stdout, "now", *ab); err != nil {
+			fail(err)
+		}
+		return
 	}
 	rep, err := bench.Run(ctx, w, o)
 	if err != nil {

@@ -1,9 +1,11 @@
 // Command oci packages the built plugin as an OCI image layout tarball that
 // Istio's WasmPlugin (and Envoy Gateway) can pull once pushed to a registry:
 //
-//	go run ./internal/tools/oci -wasm build/mcp-resume-guard.wasm -o build/mcp-resume-guard-oci.tar [-ref latest]
+//	go run ./internal/tools/oci -wasm build/mcp-resume-guard.wasm -o build/mcp-resume-guard-oci.tar [-ref latest] \
+//		[-version v1.2.0 -revision COMMIT -source https://REPOSITORY]
 //
-// It prints the image's manifest digest, to pin the WasmPlugin url by
+// The version, revision and source become the manifest's
+// org.opencontainers.image.* annotations (make oci passes them). It prints the image's manifest digest, to pin the WasmPlugin url by
 // digest. No Docker needed; push with skopeo, crane or oras (README.md, "Deploy to Istio").
 package main
 
@@ -32,6 +34,9 @@ func run(args []string, stdout io.Writer) error {
 	wasmPath := fs.String("wasm", "build/mcp-resume-guard.wasm", "the built plugin")
 	out := fs.String("o", "build/mcp-resume-guard-oci.tar", "the OCI image layout tarball to write")
 	ref := fs.String("ref", "latest", "the image's name inside the layout (org.opencontainers.image.ref.name); empty for none")
+	version := fs.String("version", "", "the plugin's version (annotation "+oci.VersionAnnotation+")")
+	revision := fs.String("revision", "", "the commit it was built from (annotation "+oci.RevisionAnnotation+")")
+	source := fs.String("source", "", "the source repository's URL (annotation "+oci.SourceAnnotation+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,6 +49,12 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w (run make build first)", err)
 	}
 	img, err := oci.Image(wasm)
+	if err != nil {
+		return err
+	}
+	img, err = oci.Annotate(img, map[string]string{
+		oci.VersionAnnotation: *version, oci.RevisionAnnotation: *revision, oci.SourceAnnotation: *source,
+	})
 	if err != nil {
 		return err
 	}

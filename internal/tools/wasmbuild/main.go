@@ -26,6 +26,7 @@ func main() {
 	var opts builder.Options
 	flag.StringVar(&opts.Output, "o", "", "output `file` (.wasm), required")
 	flag.StringVar(&opts.WorkDir, "work", "", "`dir` for the generated SDK copy, go.work and runtime overlay (default: build/ in the main module)")
+	flag.StringVar(&opts.LDFlags, "ldflags", "", "`flags` for go build -ldflags, e.g. -X main.version=v1.2.0 (make build stamps the version and commit)")
 	flag.BoolVar(&opts.NoRuntimePatch, "no-runtime-patch", false, "build without the Go runtime overlay (the module then aborts at GC on Envoy < 1.39; for demonstrations only)")
 	verbose := flag.Bool("v", false, "print the module's imports and exports")
 	flag.Usage = func() {

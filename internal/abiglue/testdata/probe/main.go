@@ -20,6 +20,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
@@ -126,11 +127,21 @@ func (*httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 	// ran inside proxy_on_memory_allocate.
 	bigReads := headerInt("x-probe-big-reads")
 	gcsInAlloc := uint64(0)
+	var kept []string
 	for i := 0; i < bigReads; i++ {
 		before := gcCycles()
 		big, err := proxywasm.GetHttpRequestHeader("x-probe-big")
 		gcsInAlloc += gcCycles() - before
 		if err != nil || !isPattern(big) {
+			mismatches++
+		}
+		kept = append(kept, big)
+	}
+	// Values read in one callback stay valid until it returns: a later
+	// read never reuses their memory.
+	mismatches += overlaps(kept)
+	for _, big := range kept {
+		if !isPattern(big) {
 			mismatches++
 		}
 	}
@@ -150,6 +161,20 @@ func (*httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 }
 
 func (*httpContext) OnHttpStreamDone() { proxywasm.LogInfo("probe: stream done") }
+
+// overlaps counts the pairs of values that share memory.
+func overlaps(vs []string) int {
+	n := 0
+	for i := range vs {
+		for j := i + 1; j < len(vs); j++ {
+			a, b := uintptr(unsafe.Pointer(unsafe.StringData(vs[i]))), uintptr(unsafe.Pointer(unsafe.StringData(vs[j])))
+			if len(vs[i]) > 0 && len(vs[j]) > 0 && a < b+uintptr(len(vs[j])) && b < a+uintptr(len(vs[i])) {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 var cyclesSample = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 

@@ -71,7 +71,9 @@ type httpContext struct {
 	seen   [][2]string // reported as response headers
 }
 
-func (c *httpContext) note(k, v string) { c.seen = append(c.seen, [2]string{k, v}) }
+// note keeps a copy of v for the response: values read from the host are
+// only valid until the callback returns (the ABI glue reuses their memory).
+func (c *httpContext) note(k, v string) { c.seen = append(c.seen, [2]string{k, strings.Clone(v)}) }
 
 func errString(err error) string {
 	if err == nil {
@@ -103,6 +105,7 @@ func (c *httpContext) OnHttpRequestHeaders(numHeaders int, endOfStream bool) typ
 	c.plugin.requests.Increment(1)
 	c.tests = map[string]bool{}
 	t, _ := proxywasm.GetHttpRequestHeader("x-test")
+	t = strings.Clone(t) // kept for later callbacks (the glue reuses host data)
 	for _, s := range strings.Split(t, ",") {
 		c.tests[strings.TrimSpace(s)] = true
 	}

@@ -1,0 +1,99 @@
+// Command floor is the benchmark floor: a proxy-wasm HTTP filter that makes
+// only the host calls mcp-resume-guard cannot do without, and nothing else,
+// built exactly like the guard (internal/tools/wasmbuild). The guard divided
+// by the floor is what the filter's own work costs beyond the ABI; the floor
+// divided by the do-nothing plugin is what the ABI glue and the Go runtime
+// cost for those calls.
+//
+// Per request it reads the request headers a guarded request is judged by
+// (:path, :method, last-event-id, mcp-session-id) and keeps a copy of the
+// session. With a cursor (a resume) it also reads the session's shared-data
+// value once and replaces last-event-id with the cursor's untagged form. It
+// reads the response's content-type. Per response body chunk it gets the
+// chunk, scans it once for line ends and sets it back; at the end of a
+// stream with a body it writes the session's shared-data value, so that
+// later resumes find one (the guard writes a record there too).
+package main
+
+import (
+	"bytes"
+	"strings"
+	"unsafe"
+
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+)
+
+func init() { proxywasm.SetVMContext(&vmContext{}) }
+
+func main() {}
+
+// recordBytes is about the size of a guard's watermark record.
+const recordBytes = 137
+
+type vmContext struct{ types.DefaultVMContext }
+
+func (*vmContext) NewPluginContext(uint32) types.PluginContext {
+	return &pluginContext{record: bytes.Repeat([]byte{'r'}, recordBytes)}
+}
+
+type pluginContext struct {
+	types.DefaultPluginContext
+	key    []byte // reused shared-data key buffer
+	record []byte
+	lines  int // line ends seen, so the scan is not optimized away
+}
+
+func (p *pluginContext) NewHttpContext(uint32) types.HttpContext {
+	return &httpContext{plugin: p}
+}
+
+type httpContext struct {
+	types.DefaultHttpContext
+	plugin  *pluginContext
+	session string
+}
+
+// sharedKey returns the shared-data key of session, a view of the reused
+// buffer (the host reads it during the call only).
+func (p *pluginContext) sharedKey(session string) string {
+	p.key = append(append(p.key[:0], "floor:"...), session...)
+	return unsafe.String(unsafe.SliceData(p.key), len(p.key))
+}
+
+func (h *httpContext) OnHttpRequestHeaders(int, bool) types.Action {
+	_, _ = proxywasm.GetHttpRequestHeader(":path")
+	_, _ = proxywasm.GetHttpRequestHeader(":method")
+	last, _ := proxywasm.GetHttpRequestHeader("last-event-id")
+	session, _ := proxywasm.GetHttpRequestHeader("mcp-session-id")
+	h.session = strings.Clone(session)
+	if last == "" {
+		return types.ActionContinue
+	}
+	_, _, _ = proxywasm.GetSharedData(h.plugin.sharedKey(session))
+	if _, untagged, tagged := strings.Cut(last, ":"); tagged {
+		_ = proxywasm.ReplaceHttpRequestHeader("last-event-id", untagged)
+	}
+	return types.ActionContinue
+}
+
+func (h *httpContext) OnHttpResponseHeaders(int, bool) types.Action {
+	_, _ = proxywasm.GetHttpResponseHeader("content-type")
+	return types.ActionContinue
+}
+
+func (h *httpContext) OnHttpResponseBody(size int, eos bool) types.Action {
+	p := h.plugin
+	if size > 0 {
+		chunk, err := proxywasm.GetHttpResponseBody(0, size)
+		if err != nil {
+			return types.ActionContinue
+		}
+		p.lines += bytes.Count(chunk, []byte{'\n'})
+		_ = proxywasm.ReplaceHttpResponseBody(chunk)
+	}
+	if eos && h.session != "" {
+		_ = proxywasm.SetSharedData(p.sharedKey(h.session), p.record, 0)
+	}
+	return types.ActionContinue
+}
