@@ -3,6 +3,8 @@ GO       ?= go
 BUILD    := build
 # Modules of their own, with heavy validation-only dependencies.
 MONITORING := deploy/monitoring
+GATEWAY    := envoy/gateway
+SUBMODULES := $(MONITORING) $(GATEWAY)
 WASM     := $(BUILD)/mcp-resume-guard.wasm
 FUZZTIME ?= 30s
 # The build make build stamps into the plugin and make oci into the image's
@@ -35,11 +37,11 @@ all: build
 build:
 	$(GO) run ./internal/tools/wasmbuild -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(WASM) ./filter
 
-## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation, alert rules and dashboard)
+## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation, alert rules and dashboard; the modules of SUBMODULES too)
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	cd $(MONITORING) && $(GO) vet ./... && $(GO) test -count=1 ./...
+	@for m in $(SUBMODULES); do echo "cd $$m && go vet ./... && go test -count=1 ./..."; (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...) || exit 1; done
 
 ## e2e: the end-to-end scenarios against the built .wasm in the embedded host
 e2e: build
@@ -77,7 +79,7 @@ check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
-	cd $(MONITORING) && $(GO) vet ./... && $(GO) mod tidy -diff
+	@for m in $(SUBMODULES); do echo "cd $$m && go vet ./... && go mod tidy -diff"; (cd $$m && $(GO) vet ./... && $(GO) mod tidy -diff) || exit 1; done
 
 clean:
 	rm -rf $(BUILD)

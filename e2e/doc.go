@@ -29,6 +29,16 @@
 // delivered, tool_runs the executions of the tool during the scenario,
 // reinit the forced re-initializations (HTTP 404) the client received.
 //
+// The replicated topology ([StartReplicas]: 3 guard replicas, each its own
+// embedded host and shared data, behind the test front of internal/front)
+// prints one line per front policy and unknown_cursor policy, on 3 replicas
+// and on 1 (the control):
+//
+//	scenario=replicas front=<round_robin|session_hash> unknown_cursor=<forward|reinit> replicas=<1|3> drain_races=<n> detected=<n> silent_losses=<n> cross_transport_reinit=<n> clean_resumes=<n> false_reinits=<n>
+//
+// and one per policy after restarting every replica between streams and
+// their resumes (scenario=replica_restart).
+//
 // [Start] is also what cmd/demo runs: the upstream and the embedded proxy
 // with the plugin, in-process. TestTrialProxySDKClients runs the SDK clients
 // through what `make run` starts instead (package internal/trial configured

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack"
@@ -60,10 +57,8 @@ type Stack struct {
 	Host *wasmhost.Host
 
 	upstreamSrv *http.Server
-	proxySrv    *http.Server
+	guard       *Guard
 	guardLog    *logStore
-
-	inflight atomic.Int64
 
 	mu      sync.Mutex
 	records []wasmhost.StreamRecord
@@ -87,36 +82,21 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	logger := slog.New(&capturingHandler{inner: inner, store: s.guardLog})
 
 	s.Upstream = dualstack.New(opts.Upstream)
-	upLn, err := net.Listen("tcp", "127.0.0.1:0")
+	var err error
+	s.upstreamSrv, s.UpstreamURL, err = serveLoopback(&http.Server{Handler: s.recordCursors(s.Upstream)})
 	if err != nil {
 		return nil, fmt.Errorf("e2e: upstream listener: %w", err)
 	}
-	s.UpstreamURL = "http://" + upLn.Addr().String()
-	s.upstreamSrv = &http.Server{Handler: s.recordCursors(s.Upstream), ReadHeaderTimeout: 30 * time.Second}
-	go func() { _ = s.upstreamSrv.Serve(upLn) }()
 
-	s.Host, err = wasmhost.New(ctx, wasmhost.Options{
-		Wasm: opts.Wasm, PluginConfig: opts.PluginConfig, VMs: opts.VMs, Logger: logger,
+	s.guard, err = startGuard(ctx, s.UpstreamURL, guardOptions{
+		wasm: opts.Wasm, pluginConfig: opts.PluginConfig, vms: opts.VMs, logger: logger,
+		streamIdleTimeout: opts.StreamIdleTimeout, onDone: s.record,
 	})
 	if err != nil {
 		s.closeUpstream()
-		return nil, fmt.Errorf("e2e: loading the plugin: %w", err)
+		return nil, err
 	}
-	upURL, _ := url.Parse(s.UpstreamURL)
-	proxy := wasmhost.NewProxy(s.Host, upURL, wasmhost.ProxyOptions{
-		Routes:            Routes,
-		StreamIdleTimeout: opts.StreamIdleTimeout,
-		OnDone:            s.record,
-	})
-	pxLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		s.closeUpstream()
-		_ = s.Host.Close(ctx)
-		return nil, fmt.Errorf("e2e: proxy listener: %w", err)
-	}
-	s.ProxyURL = "http://" + pxLn.Addr().String()
-	s.proxySrv = &http.Server{Handler: s.track(proxy), ReadHeaderTimeout: 30 * time.Second}
-	go func() { _ = s.proxySrv.Serve(pxLn) }()
+	s.Host, s.ProxyURL = s.guard.Host(), s.guard.URL
 	return s, nil
 }
 
@@ -125,10 +105,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 // proxy_on_done and proxy_on_delete) before the VMs are closed.
 func (s *Stack) Close() {
 	s.Upstream.Close() // ends the upstream's open streams
-	_ = s.proxySrv.Close()
-	s.Settle(5 * time.Second)
+	s.guard.Close()
 	_ = s.upstreamSrv.Close()
-	_ = s.Host.Close(context.Background())
 }
 
 func (s *Stack) closeUpstream() {
@@ -136,32 +114,13 @@ func (s *Stack) closeUpstream() {
 	_ = s.upstreamSrv.Close()
 }
 
-// track counts the proxy's requests in flight; a request leaves the count
-// after its stream ended in the plugin and OnDone ran.
-func (s *Stack) track(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.inflight.Add(1)
-		defer s.inflight.Add(-1)
-		next.ServeHTTP(w, r)
-	})
-}
-
 // Settle waits until the proxy has no request in flight, or at most
 // timeout, and reports whether it saw that. After a client cut a stream, this is the
 // moment the plugin has recorded how the stream ended.
-func (s *Stack) Settle(timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for s.inflight.Load() > 0 {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return true
-}
+func (s *Stack) Settle(timeout time.Duration) bool { return s.guard.Settle(timeout) }
 
 // InFlight returns the number of proxy requests not yet finished.
-func (s *Stack) InFlight() int64 { return s.inflight.Load() }
+func (s *Stack) InFlight() int64 { return s.guard.InFlight() }
 
 func (s *Stack) record(rec wasmhost.StreamRecord) {
 	s.mu.Lock()
@@ -210,15 +169,7 @@ func (s *Stack) Counter(name string) int64 {
 }
 
 // Counters returns every plugin counter by full name.
-func (s *Stack) Counters() map[string]int64 {
-	out := map[string]int64{}
-	for name, v := range s.Host.Metrics() {
-		if strings.HasPrefix(name, MetricPrefix) {
-			out[name] = v
-		}
-	}
-	return out
-}
+func (s *Stack) Counters() map[string]int64 { return s.guard.Counters() }
 
 func fullMetricName(name string) string {
 	if strings.HasPrefix(name, MetricPrefix) {

@@ -15,6 +15,8 @@ import (
 	wasmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/wasm/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/variants"
 )
 
 const (
@@ -116,13 +118,7 @@ func TestEnvoyBootstrapBrokenVariants(t *testing.T) {
 				t.Fatalf("envoy.yaml no longer contains %q; update this variant", tc.old)
 			}
 			_, err := checkBootstrap([]byte(strings.Replace(good, tc.old, tc.new, 1)))
-			if err == nil {
-				t.Fatal("the broken variant passed the check")
-			}
-			if !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("failed for another reason than expected (%q):\n%v", tc.wantErr, err)
-			}
-			t.Logf("rejected: %v", err)
+			variants.Check(t, err, tc.wantErr)
 		})
 	}
 
@@ -160,13 +156,7 @@ func TestEnvoyBootstrapBrokenVariants(t *testing.T) {
 			b := parseBootstrap(t, []byte(good))
 			editHCM(t, b, func(h *hcmv3.HttpConnectionManager) { tc.edit(t, h) })
 			_, err := checkBootstrapProto(b)
-			if err == nil {
-				t.Fatal("the broken variant passed the check")
-			}
-			if !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("failed for another reason than expected (%q):\n%v", tc.wantErr, err)
-			}
-			t.Logf("rejected: %v", err)
+			variants.Check(t, err, tc.wantErr)
 		})
 	}
 }

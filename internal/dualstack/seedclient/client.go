@@ -25,8 +25,9 @@ type Config struct {
 	ControlURL string
 	// HTTPClient makes every request. Default: a client without timeout.
 	HTTPClient *http.Client
-	// ResumeWait is how long the client waits on the resumed stream for the
-	// tool result before it gives up (its request timeout). Default 1s.
+	// ResumeWait is how long the client waits on the resumed stream, from
+	// its response headers, for the tool result before it gives up (its
+	// request timeout). Default 1s.
 	ResumeWait time.Duration
 	// CutWait bounds the wait for the upstream to notice a cut stream before
 	// the scenario goes on. Default 2s.

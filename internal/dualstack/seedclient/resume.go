@@ -10,13 +10,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// resume sends GET /mcp with the session and cursor and waits up to
-// ResumeWait for the response to callID, filling the resume fields of rep.
+// resumeHeaderWait bounds the wait for the resume's response headers. It
+// is apart from ResumeWait so that a refusal slowed by a loaded machine is
+// still read as a refusal, not as a timeout.
+const resumeHeaderWait = 10 * time.Second
+
+// resume sends GET /mcp with the session and cursor and, once the answer's
+// headers arrived, waits up to ResumeWait for the response to callID,
+// filling the resume fields of rep.
 func (c *client) resume(ctx context.Context, rep *Report, callID int64) {
 	start := time.Now()
 	defer func() { rep.ResumeDuration = time.Since(start) }()
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.ResumeWait)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	giveUp := time.AfterFunc(resumeHeaderWait, cancel)
+	defer giveUp.Stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.BaseURL+"/mcp", nil)
 	if err != nil {
 		rep.ResumeError = err.Error()
@@ -38,11 +46,12 @@ func (c *client) resume(ctx context.Context, rep *Report, callID int64) {
 		rep.ResumeBody = string(body)
 		return
 	}
+	giveUp.Reset(c.cfg.ResumeWait)
 	er := newEventReader(resp.Body)
 	for {
 		ev, err := er.next()
 		if err != nil {
-			if !errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			if ctx.Err() == nil && !errors.Is(err, io.EOF) {
 				rep.ResumeError = err.Error()
 			}
 			return
