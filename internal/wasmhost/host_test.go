@@ -310,6 +310,12 @@ func TestMetricsAndTicks(t *testing.T) {
 func TestSharedDataCASAcrossVMs(t *testing.T) {
 	h, _ := newHost(t, "probe", Options{VMs: 2})
 	const n = 200
+	// Create the key first: proxy-wasm ignores cas when a key does not exist
+	// yet, so two VMs that both find it missing would both "create" it and
+	// one increment would be lost — the ABI's rule, not the host's fault.
+	if st := h.SharedDataSet("probe:cas", []byte("0"), 0); st != StatusOK {
+		t.Fatalf("creating probe:cas: %v", st)
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := 0; i < n; i++ {
