@@ -391,6 +391,7 @@ func (h *httpContext) observe(events []sse.Event) {
 // its end (end_of_stream or trailers) with no response flag set at all
 // acknowledges its tail.
 func (h *httpContext) OnHttpStreamDone() {
+	defer h.plugin.release(h) // runs last, after failOpen recovered
 	defer h.failOpen(nil)
 	if h.rw == nil {
 		return

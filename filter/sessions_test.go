@@ -267,3 +267,35 @@ func TestHeldBytesSurviveBodyFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestReusedContextStartsClean: a stream context is reused once its stream
+// ended; nothing of the previous stream may carry over to the next — not its
+// session, its local reply, nor the cursor it forwarded.
+func TestReusedContextStartsClean(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, h *harness) {
+		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind"}`)
+		// A forwarded resume (unknown cursor, stripped): its context keeps
+		// the cursor for its response stream.
+		s, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-1"}, [2]string{"last-event-id", "http:e-1"})
+		h.sseResponse(s, event("e-5", false))
+		s.end(false)
+		// A forced re-initialization: its context answered locally.
+		s, _ = h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-9"}, [2]string{"last-event-id", "sse:e-1"})
+		if r := h.reinitReason(s); r != "cross_transport" {
+			t.Fatalf("cross-transport: %q", r)
+		}
+		s.runLocalReply()
+		s.end(false)
+		// A new stream on the reused context, cut on its first event.
+		s, _ = h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-2"})
+		if out := h.sseResponse(s, event("e-2", true)); !strings.Contains(out, "id: http:e-2\n") {
+			t.Fatalf("the stream after a local reply was not tagged: %q", out)
+		}
+		s.end(true)
+		// Its drain race has no previous event to rewind to: re-initialized,
+		// not rewound to another stream's cursor.
+		if r, fwd := h.resume("s-2", "http:e-2"); r != "drain_race" {
+			t.Fatalf("drain race on a first event: reason %q, cursor %q; want drain_race", r, fwd)
+		}
+	})
+}
