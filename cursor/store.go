@@ -118,7 +118,7 @@ func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
 	key, v, cas, err := s.get(c, tableRecords, i)
 	sl := slot{key: key}
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case isNotFound(err):
 		sl.missing = true
 		return sl, nil
 	case err != nil:
@@ -210,6 +210,13 @@ func (s *Store) Update(k SessionKey, now uint32, create bool, change func(*Recor
 	return ErrContention
 }
 
+// isNotFound reports whether err is ErrNotFound. The direct comparison
+// settles the common case — a SharedData returns the sentinel itself — without
+// errors.Is's reflection, on a path every request with a session takes.
+func isNotFound(err error) bool {
+	return err == ErrNotFound || err != nil && errors.Is(err, ErrNotFound)
+}
+
 // errRetry tells a read-modify-write loop that its write lost to another
 // worker's and must start over.
 var errRetry = errors.New("cursor: retry")
@@ -254,7 +261,7 @@ func (s *Store) Delete(k SessionKey, now uint32) error {
 func (s *Store) free(t table, i uint32, k SessionKey, now uint32) error {
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
 		key, v, cas, err := s.get(0, t, i)
-		if errors.Is(err, ErrNotFound) {
+		if isNotFound(err) {
 			return nil
 		}
 		if err != nil {

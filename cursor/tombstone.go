@@ -1,9 +1,6 @@
 package cursor
 
-import (
-	"encoding/binary"
-	"errors"
-)
+import "encoding/binary"
 
 // Tombstones live in their own table, apart from the watermark records, so
 // that asking "was this session force-re-initialized?" — which every request
@@ -46,22 +43,31 @@ func decodeTombstone(v []byte) (k SessionKey, until uint32, ok bool) {
 // Tombstoned reports whether session k was force-re-initialized less than
 // TTL seconds ago (and not deleted since).
 func (s *Store) Tombstoned(k SessionKey, now uint32) (bool, error) {
+	until, found, err := s.TombstoneUntil(k)
+	return found && until >= now, err
+}
+
+// TombstoneUntil returns until when session k is tombstoned, and whether it
+// has a tombstone at all (live or expired). It needs no clock, so a caller
+// on a hot path reads the time only when a tombstone was found: for a
+// session never tombstoned the whole lookup is one shared-data miss.
+func (s *Store) TombstoneUntil(k SessionKey) (until uint32, found bool, err error) {
 	a, b := s.candidates(k)
 	for c, i := range [2]uint32{a, b} {
 		_, v, _, err := s.get(c, tableTombstones, i)
-		if errors.Is(err, ErrNotFound) {
+		if isNotFound(err) {
 			// Never written: the session was not put here, nor in
 			// the second slot (used only when this key exists).
-			return false, nil
+			return 0, false, nil
 		}
 		if err != nil {
-			return false, err
+			return 0, false, err
 		}
-		if s.holds(tableTombstones, v, k, now) {
-			return true, nil
+		if tk, u, ok := decodeTombstone(v); ok && tk == k {
+			return u, true, nil
 		}
 	}
-	return false, nil
+	return 0, false, nil
 }
 
 // Tombstone records that session k was force-re-initialized: every request
@@ -87,7 +93,7 @@ func (s *Store) Tombstone(k SessionKey, now uint32) error {
 			cd := &cand[c]
 			cd.key, cd.cas = key, cas
 			switch {
-			case errors.Is(err, ErrNotFound):
+			case isNotFound(err):
 				cd.missing, cd.free = true, true
 				continue
 			case err != nil:

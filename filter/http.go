@@ -83,20 +83,26 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		return action
 	}
 
-	now := p.now()
 	policy := p.cfg.Policy
 	var rec *cursor.Record
 	var err error
+	var now uint32
 	switch {
-	case h.session == "":
 	case last == "":
 		// Ordinary MCP traffic: only "is the session terminated?", which
-		// for a session never tombstoned is a shared-data miss.
-		var dead bool
-		if dead, err = p.store.Tombstoned(h.key, now); dead {
+		// for a session never tombstoned is one shared-data miss, and
+		// needs the clock only when a tombstone was found.
+		until, found, terr := p.store.TombstoneUntil(h.key)
+		if terr == nil && !found {
+			return action
+		}
+		if now, err = p.now(), terr; found && until >= now {
 			rec = &cursor.Record{Session: h.key, Tombstoned: true}
 		}
+	case h.session == "":
+		now = p.now()
 	default:
+		now = p.now()
 		rec, err = p.store.Load(h.key, now)
 	}
 	if err != nil {

@@ -14,7 +14,7 @@ type hostSharedData struct{}
 
 func (hostSharedData) Get(key []byte) ([]byte, uint32, error) {
 	v, cas, err := proxywasm.GetSharedData(keyString(key))
-	if errors.Is(err, types.ErrorStatusNotFound) {
+	if err == types.ErrorStatusNotFound || err != nil && errors.Is(err, types.ErrorStatusNotFound) {
 		return nil, 0, cursor.ErrNotFound
 	}
 	return v, cas, err

@@ -7,7 +7,10 @@
 //
 // Per request it reads the request headers a guarded request is judged by
 // (:path, :method, last-event-id, mcp-session-id) and keeps a copy of the
-// session. With a cursor (a resume) it also reads the session's shared-data
+// session. Without a cursor, a request with a session asks shared data once
+// for a key that does not exist: the tombstone lookup every request of a
+// session needs (a terminated session is refused on every request), a miss
+// in the common case. With a cursor (a resume) it also reads the session's shared-data
 // value once and replaces last-event-id with the cursor's untagged form. It
 // reads the response's content-type. Per response body chunk it gets the
 // chunk, scans it once for line ends and sets it back; at the end of a
@@ -57,7 +60,12 @@ type httpContext struct {
 // sharedKey returns the shared-data key of session, a view of the reused
 // buffer (the host reads it during the call only).
 func (p *pluginContext) sharedKey(session string) string {
-	p.key = append(append(p.key[:0], "floor:"...), session...)
+	return p.keyOf("floor:", session)
+}
+
+// keyOf returns prefix+session as a view of the reused key buffer.
+func (p *pluginContext) keyOf(prefix, session string) string {
+	p.key = append(append(p.key[:0], prefix...), session...)
 	return unsafe.String(unsafe.SliceData(p.key), len(p.key))
 }
 
@@ -68,6 +76,9 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 	session, _ := proxywasm.GetHttpRequestHeader("mcp-session-id")
 	h.session = strings.Clone(session)
 	if last == "" {
+		if session != "" {
+			_, _, _ = proxywasm.GetSharedData(h.plugin.keyOf("floor:tombstone:", session))
+		}
 		return types.ActionContinue
 	}
 	_, _, _ = proxywasm.GetSharedData(h.plugin.sharedKey(session))
