@@ -120,6 +120,85 @@ func TestKeptValuesSurviveArenaReuse(t *testing.T) {
 	}
 }
 
+// TestRewoundCursorSurvivesStoreReuse: a resume rewound to the previous
+// event of a drain-raced tail forwards an ID taken from the watermark record,
+// which the store decodes into scratch memory that its next record decode
+// overwrites. The resumed stream keeps that ID for its response (the first
+// event's previous ID), so it must be a copy: another session's resume, with
+// IDs of the same lengths, runs between the request and the response, and
+// the resumed stream's own drain race must still rewind to the original ID.
+func TestRewoundCursorSurvivesStoreReuse(t *testing.T) {
+	b, err := wasmBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := wasmhost.New(context.Background(), wasmhost.Options{Wasm: b, VMs: 1, Env: []string{"GOGC=1", "GODEBUG=clobberfree=1"},
+		PluginConfig: []byte(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	ev := func(id string) string {
+		return "id: " + id + "\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n"
+	}
+	sse := wasmhost.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "text/event-stream"}}
+	cut := func(session, first, second string) { // a stream cut after two responses
+		t.Helper()
+		x := wasmhost.Exchange{
+			Request:      wasmhost.Headers{{Key: ":method", Value: "POST"}, {Key: ":path", Value: "/mcp"}, {Key: "mcp-session-id", Value: session}},
+			Response:     sse,
+			ResponseBody: [][]byte{[]byte(ev(first) + ev(second))},
+			End:          wasmhost.EndDownstreamDisconnect,
+		}
+		if _, err := h.Simulate(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resume := func(session, cursor string) wasmhost.Headers {
+		return wasmhost.Headers{{Key: ":method", Value: "GET"}, {Key: ":path", Value: "/mcp"},
+			{Key: "mcp-session-id", Value: session}, {Key: "last-event-id", Value: cursor}}
+	}
+	cut("session-a", "e-1", "e-2")
+	cut("session-b", "x-8", "x-9")
+
+	s, err := h.NewStream(wasmhost.StreamInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OnRequestHeaders(resume("session-a", "http:e-2"), true); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.RequestHeaders().Value("last-event-id"); got != "e-1" {
+		t.Fatalf("the drain race was forwarded as %q, want the rewind to e-1", got)
+	}
+	// Another session's rewound resume decodes its record into the same
+	// scratch memory.
+	res, err := h.Simulate(wasmhost.Exchange{Request: resume("session-b", "http:x-9"), Response: wasmhost.Headers{{Key: ":status", Value: "204"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Request.Value("last-event-id"); got != "x-8" {
+		t.Fatalf("session-b's drain race was forwarded as %q, want x-8", got)
+	}
+	if _, err := s.OnResponseHeaders(sse, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.OnResponseBody([]byte(ev("e-3")), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(wasmhost.EndDownstreamDisconnect); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err = h.Simulate(wasmhost.Exchange{Request: resume("session-a", "http:e-3"), Response: wasmhost.Headers{{Key: ":status", Value: "204"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Request.Value("last-event-id"); got != "e-1" {
+		t.Errorf("the resumed stream's drain race was rewound to %q, want e-1 (the cursor it resumed from)", got)
+	}
+}
+
 // mallocCounter counts the guest's heap allocations: calls into the Go
 // runtime's allocator entry points (runtime.mallocgc and the size-class
 // specialised runtime.mallocgc* functions), outermost ones only, with the
@@ -178,11 +257,12 @@ func (c *mallocCounter) Abort(context.Context, api.Module, api.FunctionDefinitio
 // guards, and a resume that reads a watermark record and forwards the
 // cursor untagged. Every stream allocates its context (the SDK asks
 // NewHttpContext for one) and a guarded one keeps a copy of its session; a
-// resume also keeps a copy of the cursor it forwards. Its watermark record
-// is decoded into the store's scratch memory, which allocates nothing (4 of
-// the 7 allocations of a resume before: the record, its tail slice and
-// strings). Before the arena glue (f275d17) the same exchanges made 10, 6
-// and 20.
+// resume keeps the cursor it forwards in the same allocation (a copy of the
+// session and Last-Event-ID together). Its watermark record is decoded into
+// the store's scratch memory, which allocates nothing. A resume made 7
+// before that (the record, its tail slice and strings, a cursor copy of its
+// own). Before the arena glue (f275d17) the same exchanges made 10, 6 and
+// 20.
 func TestHeapAllocationsPerExchange(t *testing.T) {
 	counter := &mallocCounter{sites: map[string]int{}}
 	h := startGlueHost(t, wasmhost.Options{Listener: counter})
@@ -217,7 +297,7 @@ func TestHeapAllocationsPerExchange(t *testing.T) {
 				Response: wasmhost.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "application/json"}},
 			}
 		}},
-		{"resume", 3, func(i int) wasmhost.Exchange {
+		{"resume", 2, func(i int) wasmhost.Exchange {
 			return wasmhost.Exchange{
 				Request: wasmhost.Headers{{Key: ":method", Value: "GET"}, {Key: ":path", Value: "/mcp"},
 					{Key: "mcp-session-id", Value: session(i)}, {Key: "last-event-id", Value: "http:e-2"}},

@@ -61,6 +61,10 @@ type requestHeaders struct {
 	// session is the request's session, copied: Mcp-Session-Id or, on a
 	// legacy route, the sessionId (or session_id) query parameter.
 	session string
+	// lastEventIDCopy is a copy of lastEventID made in the same allocation
+	// as the session's when the request carries both (a resume), "" else:
+	// the cursor a resume forwards is kept as a slice of it (keptCopy).
+	lastEventIDCopy string
 }
 
 // readRequestHeaders reads the headers of a guarded request. Like the
@@ -77,8 +81,23 @@ func readRequestHeaders(r requestRoute) (h requestHeaders) {
 		}
 		session = queryParam(path, "sessionId", "session_id")
 	}
-	h.session = strings.Clone(session)
+	if session != "" && h.lastEventID != "" {
+		both := session + h.lastEventID // one allocation for both copies
+		h.session, h.lastEventIDCopy = both[:len(session)], both[len(session):]
+	} else {
+		h.session = strings.Clone(session)
+	}
 	return h
+}
+
+// keptCopy returns a copy of s: the end of kept (a copy already made) when
+// s is its end, as a cursor forwarded with its tag stripped is of the
+// request's Last-Event-ID, else a copy of its own.
+func keptCopy(s, kept string) string {
+	if s != "" && strings.HasSuffix(kept, s) {
+		return kept[len(kept)-len(s):]
+	}
+	return strings.Clone(s)
 }
 
 // queryUnescape decodes a query parameter value as url.QueryUnescape does

@@ -107,7 +107,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		rec, policy.Unknown = nil, cursor.UnknownForward
 	}
 	d := cursor.Decide(h.transport, last, rec, policy)
-	return h.apply(d, method, now)
+	return h.apply(d, method, now, req.lastEventIDCopy)
 }
 
 // setSession sets the stream's session and its shared-data key.
@@ -118,8 +118,9 @@ func (h *httpContext) setSession(session string) {
 	}
 }
 
-// apply carries out a resume decision on the request.
-func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.Action {
+// apply carries out a resume decision on the request. kept is a copy of the
+// request's Last-Event-ID, or "" (requestHeaders.lastEventIDCopy).
+func (h *httpContext) apply(d cursor.Decision, method string, now uint32, kept string) types.Action {
 	p := h.plugin
 	if d.Detected() {
 		if d.Reason == cursor.ReasonDrainRace {
@@ -142,8 +143,9 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 		}
 		// The resumed stream's first event follows this cursor: a drain
 		// race on it can then be rewound to it. A copy, since the
-		// cursor aliases the request header block.
-		h.resumeFrom = strings.Clone(d.Cursor)
+		// cursor aliases the request header block (or the store's
+		// scratch record, when rewound).
+		h.resumeFrom = keptCopy(d.Cursor, kept)
 		p.metrics.cursorsStripped.inc()
 		if d.Rewound {
 			p.metrics.rewinds.inc()
