@@ -36,9 +36,10 @@ type httpContext struct {
 	localReply bool   // this stream's response is our own re-initialization
 	resumeFrom string // the upstream cursor forwarded on a resume, "" if none
 
-	// Response stream state, set only for a rewritten SSE response.
+	// Response stream state, set only for a rewritten SSE response: tail is
+	// set with rw, both taken from the plugin's free lists.
 	rw     *sse.Rewriter
-	tail   cursor.StreamTail
+	tail   *cursor.StreamTail
 	sawEOS bool
 }
 
@@ -271,8 +272,9 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 		p.metrics.failOpen.inc()
 		return action
 	}
-	h.rw = p.getRewriter(h.transport)
+	h.tail = p.getTail()
 	h.tail.Reset(newStreamID(), h.transport)
+	h.rw = p.getRewriter(h.transport)
 	if h.resumeFrom != "" {
 		h.tail.Resume(h.resumeFrom)
 	}
@@ -385,7 +387,7 @@ func (h *httpContext) observe(events []sse.Event) {
 	if h.session == "" || !h.tail.Due(p.cfg.Policy) {
 		return
 	}
-	p.stored(p.store.RecordTail(h.key, &h.tail, p.cfg.Policy, p.now()), "cannot record the stream tail")
+	p.stored(p.store.RecordTail(h.key, h.tail, p.cfg.Policy, p.now()), "cannot record the stream tail")
 }
 
 // OnHttpStreamDone implements types.HttpContext. Envoy calls it from
@@ -400,10 +402,12 @@ func (h *httpContext) OnHttpStreamDone() {
 	p := h.plugin
 	p.putRewriter(h.rw)
 	h.rw = nil
-	if !h.tail.Written() || !h.sawEOS || !streamCompleted() {
-		return
+	t := h.tail
+	h.tail = nil
+	if t.Written() && h.sawEOS && streamCompleted() {
+		p.stored(p.store.Ack(h.key, t.Stream, p.now()), "cannot acknowledge the stream tail")
 	}
-	p.stored(p.store.Ack(h.key, h.tail.Stream, p.now()), "cannot acknowledge the stream tail")
+	p.putTail(t)
 }
 
 // streamCompleted reports whether Envoy ended the stream with no response

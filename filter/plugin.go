@@ -31,11 +31,12 @@ type pluginContext struct {
 	store   cursor.Store
 	started bool
 
-	scratch   []byte          // rewritten body chunks
-	held      []byte          // a copy of the rewriter's held-back bytes during a body callback
-	rewriters []*sse.Rewriter // free list, reused across streams
-	reinitAt  [8][]byte       // prebuilt re-initialization bodies by reason
-	now       func() uint32   // unix seconds; replaced in tests
+	scratch   []byte               // rewritten body chunks
+	held      []byte               // a copy of the rewriter's held-back bytes during a body callback
+	rewriters []*sse.Rewriter      // free list, reused across streams
+	tails     []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
+	reinitAt  [8][]byte            // prebuilt re-initialization bodies by reason
+	now       func() uint32        // unix seconds; replaced in tests
 }
 
 // OnPluginStart implements types.PluginContext: it parses the configuration
@@ -100,6 +101,23 @@ func (p *pluginContext) putRewriter(rw *sse.Rewriter) {
 	rw.Reset(cursor.TransportNone, p.cfg.MaxLineBytes)
 	if len(p.rewriters) < 64 {
 		p.rewriters = append(p.rewriters, rw)
+	}
+}
+
+// getTail returns a stream tail whose ID buffers earlier streams grew; the
+// caller resets it.
+func (p *pluginContext) getTail() *cursor.StreamTail {
+	if n := len(p.tails); n > 0 {
+		t := p.tails[n-1]
+		p.tails = p.tails[:n-1]
+		return t
+	}
+	return new(cursor.StreamTail)
+}
+
+func (p *pluginContext) putTail(t *cursor.StreamTail) {
+	if len(p.tails) < 64 {
+		p.tails = append(p.tails, t)
 	}
 }
 
