@@ -254,9 +254,9 @@ func (c *mallocCounter) Abort(context.Context, api.Module, api.FunctionDefinitio
 // TestHeapAllocationsPerExchange counts the guest's heap allocations of the
 // exchanges make bench measures, averaged over many (the first ones fill
 // pools and grow buffers): an ordinary request, a request on a path no route
-// guards, and a resume that reads a watermark record and forwards the
-// cursor untagged, answered with JSON or (as make bench does) with an event
-// stream. Every stream allocates its context (the SDK asks NewHttpContext
+// guards, a short event stream whose tail is written and acknowledged, and
+// a resume that reads a watermark record and forwards the cursor untagged,
+// answered with JSON or (as make bench does) with an event stream. Every stream allocates its context (the SDK asks NewHttpContext
 // for one) and a guarded one keeps a copy of its session; a resume keeps
 // the cursor it forwards in the same allocation (session and Last-Event-ID
 // are copied together). Its watermark record is decoded into the store's
@@ -304,6 +304,16 @@ func TestHeapAllocationsPerExchange(t *testing.T) {
 				Request: wasmhost.Headers{{Key: ":method", Value: "GET"}, {Key: ":path", Value: "/mcp"},
 					{Key: "mcp-session-id", Value: session(i)}, {Key: "last-event-id", Value: "http:e-2"}},
 				Response: wasmhost.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "application/json"}},
+			}
+		}},
+		// A short event stream: its tail is written (RecordTail, which no
+		// longer copies the IDs, 2 allocations before) and acknowledged; its
+		// end reads the response flags (the SDK allocates the property).
+		{"stream", 3, func(i int) wasmhost.Exchange {
+			return wasmhost.Exchange{
+				Request:      wasmhost.Headers{{Key: ":method", Value: "POST"}, {Key: ":path", Value: "/mcp"}, {Key: "mcp-session-id", Value: session(i)}},
+				Response:     wasmhost.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "text/event-stream"}},
+				ResponseBody: [][]byte{[]byte(evNotification + evResponse)},
 			}
 		}},
 		// As make bench resumes: the answer is an event stream, which takes
