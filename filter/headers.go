@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"unsafe"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
@@ -17,7 +16,7 @@ import (
 //
 // Values read from the host are only valid during the callback that read
 // them (the ABI glue reuses the buffers the host fills): everything kept on
-// the stream context is copied.
+// the stream context is copied (the session is kept as its digest only).
 
 // requestRoute is what a request's route says about it.
 type requestRoute struct {
@@ -58,13 +57,10 @@ func needsPath(cfg *config.Config) bool {
 // requestHeaders are the request headers a guarded request is judged by.
 type requestHeaders struct {
 	method, lastEventID string
-	// session is the request's session, copied: Mcp-Session-Id or, on a
-	// legacy route, the sessionId (or session_id) query parameter.
+	// session is the request's session: Mcp-Session-Id or, on a legacy
+	// route, the sessionId (or session_id) query parameter. Like the other
+	// fields it is host memory, valid during the callback only.
 	session string
-	// lastEventIDCopy is a copy of lastEventID made in the same allocation
-	// as the session's when the request carries both (a resume), "" else:
-	// the cursor a resume forwards is kept as a slice of it (keptCopy).
-	lastEventIDCopy string
 }
 
 // readRequestHeaders reads the headers of a guarded request. Like the
@@ -81,23 +77,8 @@ func readRequestHeaders(r requestRoute) (h requestHeaders) {
 		}
 		session = queryParam(path, "sessionId", "session_id")
 	}
-	if session != "" && h.lastEventID != "" {
-		both := session + h.lastEventID // one allocation for both copies
-		h.session, h.lastEventIDCopy = both[:len(session)], both[len(session):]
-	} else {
-		h.session = strings.Clone(session)
-	}
+	h.session = session
 	return h
-}
-
-// keptCopy returns a copy of s: the end of kept (a copy already made) when
-// s is its end, as a cursor forwarded with its tag stripped is of the
-// request's Last-Event-ID, else a copy of its own.
-func keptCopy(s, kept string) string {
-	if s != "" && strings.HasSuffix(kept, s) {
-		return kept[len(kept)-len(s):]
-	}
-	return strings.Clone(s)
 }
 
 // queryUnescape decodes a query parameter value as url.QueryUnescape does

@@ -29,8 +29,10 @@ type httpContext struct {
 	types.DefaultHttpContext
 	plugin *pluginContext
 
-	transport  cursor.Transport // TransportNone: not a guarded route, hands off
-	session    string           // "" when the request carries none (yet)
+	transport cursor.Transport // TransportNone: not a guarded route, hands off
+	// The stream's session is kept as its digest only (cursor.KeyOf), which
+	// is all shared data, logs and comparisons need: no copy of the ID.
+	hasSession bool // false when the request carries none (yet)
 	key        cursor.SessionKey
 	isDelete   bool
 	localReply bool   // this stream's response is our own re-initialization
@@ -74,10 +76,10 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	}
 	req := readRequestHeaders(route)
 	method := req.method
-	h.setSession(req.session) // a copy, kept for the response path
+	h.setSession(req.session) // its digest, kept for the response path
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
-	if h.isDelete || last == "" && h.session == "" {
+	if h.isDelete || last == "" && !h.hasSession {
 		// A DELETE passes to the upstream, which frees the session, and
 		// clears the record on its way back. A request with neither cursor
 		// nor session has nothing to judge: no shared-data lookup.
@@ -89,7 +91,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	var rec *cursor.Record
 	var err error
 	switch {
-	case h.session == "":
+	case !h.hasSession:
 	case last == "":
 		// Ordinary MCP traffic: only "is the session terminated?", which
 		// for a session never tombstoned is a shared-data miss.
@@ -108,20 +110,20 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		rec, policy.Unknown = nil, cursor.UnknownForward
 	}
 	d := cursor.Decide(h.transport, last, rec, policy)
-	return h.apply(d, method, now, req.lastEventIDCopy)
+	return h.apply(d, method, now)
 }
 
-// setSession sets the stream's session and its shared-data key.
+// setSession sets the stream's session: its shared-data key. session may be
+// host memory: nothing keeps it.
 func (h *httpContext) setSession(session string) {
-	h.session = session
+	h.hasSession = session != ""
 	if session != "" {
 		h.key = cursor.KeyOf(session)
 	}
 }
 
-// apply carries out a resume decision on the request. kept is a copy of the
-// request's Last-Event-ID, or "" (requestHeaders.lastEventIDCopy).
-func (h *httpContext) apply(d cursor.Decision, method string, now uint32, kept string) types.Action {
+// apply carries out a resume decision on the request.
+func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.Action {
 	p := h.plugin
 	if d.Detected() {
 		if d.Reason == cursor.ReasonDrainRace {
@@ -146,7 +148,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32, kept s
 		// race on it can then be rewound to it. A copy, since the
 		// cursor aliases the request header block (or the store's
 		// scratch record, when rewound).
-		h.resumeFrom = keptCopy(d.Cursor, kept)
+		h.resumeFrom = strings.Clone(d.Cursor)
 		p.metrics.cursorsStripped.inc()
 		if d.Rewound {
 			p.metrics.rewinds.inc()
@@ -156,7 +158,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32, kept s
 
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
-	if h.session != "" && d.Tombstones() {
+	if h.hasSession && d.Tombstones() {
 		p.stored(p.store.Tombstone(h.key, now), "cannot tombstone the session")
 	}
 	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
@@ -241,7 +243,7 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	// allocator, while a header that is absent costs almost nothing.
 	if h.isDelete {
 		status, _ := proxywasm.GetHttpResponseHeader(":status")
-		if h.session != "" && len(status) == 3 && status[0] == '2' {
+		if h.hasSession && len(status) == 3 && status[0] == '2' {
 			p.stored(p.store.Delete(h.key, p.now()), "cannot clear the deleted session")
 		}
 		return action
@@ -256,11 +258,9 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	}
 	if sid, _ := proxywasm.GetHttpResponseHeader("mcp-session-id"); sid != "" {
 		// An initialize answered as a stream: its session comes back in
-		// the response, and wins over a stale one the request carried. A
-		// copy: host data is only valid during the callback.
-		if sid != h.session {
-			h.setSession(strings.Clone(sid))
-		}
+		// the response, and wins over a stale one the request carried
+		// (sessions are compared by digest, like everywhere else).
+		h.setSession(sid)
 	}
 	if ce, _ := proxywasm.GetHttpResponseHeader("content-encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// Compressed SSE cannot be rewritten without decoding it; pass it
@@ -365,7 +365,7 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 
 // sessionTag names the stream's session in logs (cursor.SessionKey.Tag).
 func (h *httpContext) sessionTag() string {
-	if h.session == "" {
+	if !h.hasSession {
 		return "none"
 	}
 	return h.key.Tag()
@@ -376,7 +376,7 @@ func (h *httpContext) sessionTag() string {
 func (h *httpContext) observe(events []sse.Event) {
 	for i := range events {
 		ev := &events[i]
-		if h.session == "" && h.transport == cursor.TransportSSE && string(ev.Type) == "endpoint" {
+		if !h.hasSession && h.transport == cursor.TransportSSE && string(ev.Type) == "endpoint" {
 			h.setSession(queryParam(string(ev.Data), "sessionId", "session_id"))
 		}
 		if ev.HasID {
@@ -384,7 +384,7 @@ func (h *httpContext) observe(events []sse.Event) {
 		}
 	}
 	p := h.plugin
-	if h.session == "" || !h.tail.Due(p.cfg.Policy) {
+	if !h.hasSession || !h.tail.Due(p.cfg.Policy) {
 		return
 	}
 	p.stored(p.store.RecordTail(h.key, h.tail, p.cfg.Policy, p.now()), "cannot record the stream tail")
