@@ -35,11 +35,11 @@ type httpContext struct {
 	hasSession bool // false when the request carries none (yet)
 	key        cursor.SessionKey
 	isDelete   bool
-	localReply bool   // this stream's response is our own re-initialization
-	resumeFrom string // the upstream cursor forwarded on a resume, "" if none
+	localReply bool // this stream's response is our own re-initialization
 
-	// Response stream state, set only for a rewritten SSE response: tail is
-	// set with rw, both taken from the plugin's free lists.
+	// Response stream state, set only for a rewritten SSE response, from
+	// the plugin's free lists; a resume takes its tail already in the
+	// request callback, to keep the cursor it forwarded (apply).
 	rw     *sse.Rewriter
 	tail   *cursor.StreamTail
 	sawEOS bool
@@ -145,10 +145,12 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 			return types.ActionContinue
 		}
 		// The resumed stream's first event follows this cursor: a drain
-		// race on it can then be rewound to it. A copy, since the
-		// cursor aliases the request header block (or the store's
-		// scratch record, when rewound).
-		h.resumeFrom = strings.Clone(d.Cursor)
+		// race on it can then be rewound to it. The stream's tail keeps
+		// a copy in its own buffer (the cursor aliases the request
+		// header block, or the store's scratch record when rewound).
+		h.tail = p.getTail()
+		h.tail.Reset(newStreamID(), h.transport)
+		h.tail.Resume(d.Cursor)
 		p.metrics.cursorsStripped.inc()
 		if d.Rewound {
 			p.metrics.rewinds.inc()
@@ -272,12 +274,11 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 		p.metrics.failOpen.inc()
 		return action
 	}
-	h.tail = p.getTail()
-	h.tail.Reset(newStreamID(), h.transport)
-	h.rw = p.getRewriter(h.transport)
-	if h.resumeFrom != "" {
-		h.tail.Resume(h.resumeFrom)
+	if h.tail == nil { // else a resume's, holding its cursor (apply)
+		h.tail = p.getTail()
+		h.tail.Reset(newStreamID(), h.transport)
 	}
+	h.rw = p.getRewriter(h.transport)
 	return action
 }
 
@@ -396,14 +397,17 @@ func (h *httpContext) observe(events []sse.Event) {
 // acknowledges its tail.
 func (h *httpContext) OnHttpStreamDone() {
 	defer h.failOpen(nil)
-	if h.rw == nil {
-		return
-	}
 	p := h.plugin
-	p.putRewriter(h.rw)
-	h.rw = nil
 	t := h.tail
 	h.tail = nil
+	if h.rw == nil {
+		if t != nil { // a resume's tail, its response not rewritten
+			p.putTail(t)
+		}
+		return
+	}
+	p.putRewriter(h.rw)
+	h.rw = nil
 	if t.Written() && h.sawEOS && streamCompleted() {
 		p.stored(p.store.Ack(h.key, t.Stream, p.now()), "cannot acknowledge the stream tail")
 	}
