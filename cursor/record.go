@@ -3,6 +3,7 @@ package cursor
 import (
 	"encoding/binary"
 	"errors"
+	"unsafe"
 )
 
 // Limits of a watermark record.
@@ -260,14 +261,36 @@ var errCorrupt = errors.New("cursor: malformed watermark record")
 // ok=false and no error. Decode never panics and allocates at most about
 // twice len(b), whatever b holds.
 func Decode(b []byte) (r Record, ok bool, err error) {
+	// The IDs are views of one buffer no one else holds (decodeInto): the
+	// strings are as immutable as if each had been allocated on its own.
+	// Their bytes never exceed twice len(b) (a previous ID shares at most
+	// the whole last ID), so the buffer never grows.
+	var text []byte
+	if len(b) > 2 && len(b) <= MaxRecordBytes {
+		text = make([]byte, 0, 2*len(b))
+	}
+	if ok, _, err = r.decodeInto(b, text); !ok {
+		return Record{}, false, err
+	}
+	return r, true, nil
+}
+
+// decodeInto parses b as Decode does into r, reusing the backing array of
+// r.Tails. The tails' IDs are appended to text and are views of it
+// (unsafe.String), not copies: they stay valid only while the bytes of text
+// they view are not overwritten. It returns text, grown if it had to be
+// (views made before a growth keep viewing the old array, which the GC keeps
+// alive). On failure (ok false) r holds no meaningful record.
+func (r *Record) decodeInto(b, text []byte) (ok bool, _ []byte, err error) {
+	*r = Record{Tails: r.Tails[:0]}
 	if len(b) == 0 || (len(b) == 1 && b[0] == emptySlotMarker) {
-		return Record{}, false, nil
+		return false, text, nil
 	}
 	if len(b) > MaxRecordBytes || b[0] != recordVersion || len(b) < 2 {
-		return Record{}, false, errCorrupt
+		return false, text, errCorrupt
 	}
 	if b[1] != 0 {
-		return Record{}, false, errCorrupt
+		return false, text, errCorrupt
 	}
 	d := decoder{b: b, i: 2}
 	r.Created = d.u32()
@@ -275,10 +298,13 @@ func Decode(b []byte) (r Record, ok bool, err error) {
 	d.key(&r.Session)
 	n := int(d.byte())
 	if n > MaxTails {
-		return Record{}, false, errCorrupt
+		return false, text, errCorrupt
 	}
 	if n > 0 && d.err == nil {
-		r.Tails = make([]Tail, n)
+		if cap(r.Tails) < n {
+			r.Tails = make([]Tail, n)
+		}
+		r.Tails = r.Tails[:n]
 	}
 	for i := 0; i < n && d.err == nil; i++ {
 		t := &r.Tails[i]
@@ -287,19 +313,45 @@ func Decode(b []byte) (r Record, ok bool, err error) {
 		t.Acked = f&tailFlagAcked != 0
 		t.LastKind = EventKind(f >> tailKindShift & tailKindMask)
 		t.Transport = Transport(f >> tailTransShift & tailTransMask)
-		t.LastID = d.str(MaxEventIDBytes)
+		last := d.bytes(MaxEventIDBytes)
 		shared := int(d.u32())
-		rest := d.str(MaxEventIDBytes)
-		if shared > len(t.LastID) || shared+len(rest) > MaxEventIDBytes {
+		rest := d.bytes(MaxEventIDBytes)
+		if d.err != nil || shared > len(last) || shared+len(rest) > MaxEventIDBytes {
 			d.err = errCorrupt
 			break
 		}
-		t.PrevID = t.LastID[:shared] + rest
+		t.LastID, text = appendView(text, last)
+		switch {
+		case len(rest) == 0:
+			t.PrevID = t.LastID[:shared]
+		case shared == 0:
+			t.PrevID, text = appendView(text, rest)
+		default:
+			start := len(text)
+			text = append(append(text, last[:shared]...), rest...)
+			t.PrevID = viewOf(text[start:])
+		}
 	}
 	if d.err != nil || d.i != len(b) {
-		return Record{}, false, errCorrupt
+		return false, text, errCorrupt
 	}
-	return r, true, nil
+	return true, text, nil
+}
+
+// appendView appends b to text and returns a string viewing the copy.
+func appendView(text, b []byte) (string, []byte) {
+	start := len(text)
+	text = append(text, b...)
+	return viewOf(text[start:]), text
+}
+
+// viewOf returns a string viewing b, which must not change while the string
+// is in use.
+func viewOf(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 type decoder struct {
@@ -339,15 +391,17 @@ func (d *decoder) key(k *SessionKey) {
 	d.i += copy(k[:], d.b[d.i:])
 }
 
-func (d *decoder) str(max int) string {
+// bytes returns the next length-prefixed field of at most max bytes, a
+// slice of the input.
+func (d *decoder) bytes(max int) []byte {
 	n := int(d.u32())
 	if d.err != nil || n > max || n > len(d.b)-d.i {
 		d.err = errCorrupt
-		return ""
+		return nil
 	}
-	s := string(d.b[d.i : d.i+n])
+	b := d.b[d.i : d.i+n]
 	d.i += n
-	return s
+	return b
 }
 
 func appendString(dst []byte, s string) []byte {

@@ -599,11 +599,29 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0x01})
 	f.Add(withKey([]byte{0x02, 0x00, 0x80, 0x80, 0x00}, 0x00))                         // non-minimal uvarint
 	f.Add(withKey([]byte{0x02, 0xfe, 0x00, 0x00}, 0x01, 0x00, 0xff, 0x00, 0x00, 0x00)) // unused flag bits
+	full := roundTripRecords()["4_tails_64_byte_ids"]
+	fullEnc, _ := full.AppendEncode(nil)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in := bytes.Clone(b)
 		r, ok, err := Decode(b)
 		if !bytes.Equal(in, b) {
 			t.Fatal("Decode modified its input")
+		}
+		// The Store's decode into reused scratch memory, which last held a
+		// record with every tail set, agrees with Decode and keeps nothing
+		// of b: its IDs are copies.
+		var s Store
+		s.decode(0, fullEnc)
+		sok, serr := s.decode(0, b)
+		if sok != ok || (serr == nil) != (err == nil) || ok && !recordsEqual(*s.scratch(0), r) {
+			t.Fatalf("Store decode = %v, %v, %+v; Decode = %v, %v, %+v", sok, serr, *s.scratch(0), ok, err, r)
+		}
+		if ok {
+			clear(b)
+			if !recordsEqual(*s.scratch(0), r) {
+				t.Fatalf("the Store's decoded record changed with its input: %+v", *s.scratch(0))
+			}
+			copy(b, in)
 		}
 		if err != nil || !ok {
 			if ok {

@@ -47,17 +47,30 @@ const maxCASAttempts = 16
 // change is a read-modify-write with compare-and-swap, retried.
 //
 // A Store is used by one worker VM at a time; it holds scratch buffers and is
-// not safe for concurrent use.
+// not safe for concurrent use. The records it decodes live in those buffers
+// (see Load): decoding a slot allocates nothing once they have grown.
 type Store struct {
 	Data  SharedData
 	Slots uint32 // max_sessions
 	TTL   uint32 // session_ttl_seconds
 
-	conflicts int       // CAS mismatches retried since the last TakeConflicts
-	prefix    []byte    // KeyPrefix + Slots + "/", built on first use
-	buf       []byte    // scratch for encoding records
-	keys      [2][]byte // scratch for the keys of a session's two slots
+	conflicts int        // CAS mismatches retried since the last TakeConflicts
+	prefix    []byte     // KeyPrefix + Slots + "/", built on first use
+	buf       []byte     // scratch for encoding records
+	keys      [2][]byte  // scratch for the keys of a session's two slots
+	recs      [2]decoded // scratch records of a session's two slots
 }
+
+// decoded is a record decoded into scratch memory the Store reuses: the
+// tails' backing array, and the bytes of their IDs, which are views of text.
+type decoded struct {
+	rec  Record
+	text []byte
+}
+
+// decodedTextBytes bounds the ID bytes of one record: each tail's last ID and
+// its previous ID rebuilt from the shared prefix.
+const decodedTextBytes = MaxTails * 2 * MaxEventIDBytes
 
 // table names one of the Store's two slot tables in keys.
 type table byte
@@ -71,7 +84,7 @@ const (
 type slot struct {
 	key     []byte
 	cas     uint32
-	rec     Record
+	rec     *Record // the candidate's scratch record, meaningful when filled
 	filled  bool
 	missing bool // the key has never been written: a write ignores cas
 }
@@ -113,10 +126,11 @@ func (s *Store) get(c int, t table, i uint32) (key, value []byte, cas uint32, er
 	return s.keys[c], value, cas, err
 }
 
-// read reads record slot i as candidate c.
+// read reads record slot i as candidate c, decoding it into the scratch
+// record of candidate c (valid until the next decode of that candidate).
 func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
 	key, v, cas, err := s.get(c, tableRecords, i)
-	sl := slot{key: key}
+	sl := slot{key: key, rec: s.scratch(c)}
 	switch {
 	case isNotFound(err):
 		sl.missing = true
@@ -125,11 +139,30 @@ func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
 		return sl, err
 	}
 	sl.cas = cas
-	rec, ok, derr := Decode(v)
-	if derr == nil && ok && !rec.Expired(now, s.TTL) {
-		sl.rec, sl.filled = rec, true
-	}
+	ok, derr := s.decode(c, v)
+	sl.filled = derr == nil && ok && !sl.rec.Expired(now, s.TTL)
 	return sl, nil
+}
+
+// decode decodes value v into the scratch record of candidate c. The IDs
+// are copied into the candidate's own buffer first, so they outlive v (host
+// memory may be reused by the next host call) until the next decode of c.
+func (s *Store) decode(c int, v []byte) (ok bool, err error) {
+	d := &s.recs[c]
+	s.scratch(c)
+	ok, d.text, err = d.rec.decodeInto(v, d.text[:0])
+	return ok, err
+}
+
+// scratch returns the scratch record of candidate c, its buffers made on
+// first use.
+func (s *Store) scratch(c int) *Record {
+	d := &s.recs[c]
+	if d.text == nil {
+		d.rec.Tails = make([]Tail, 0, MaxTails+1) // +1: Observe appends before it evicts
+		d.text = make([]byte, 0, decodedTextBytes)
+	}
+	return &d.rec
 }
 
 // stillOurs reports whether key still holds the value just written from
@@ -142,6 +175,12 @@ func (s *Store) stillOurs(key []byte) bool {
 // Load returns the live record of session k, or nil when there is none. A
 // tombstoned session is returned with Tombstoned set (and no tails when it
 // has no record), so that the decision refuses it.
+//
+// The record belongs to the Store, and so do its tails and the bytes of
+// their IDs: it is valid only until the next call of any method of s, which
+// may decode another record into the same memory. A caller that keeps the
+// record, a tail or an ID beyond that copies it (strings.Clone). Loading
+// allocates nothing once the Store's scratch buffers exist.
 func (s *Store) Load(k SessionKey, now uint32) (*Record, error) {
 	dead, err := s.Tombstoned(k, now)
 	if err != nil {
@@ -155,11 +194,13 @@ func (s *Store) Load(k SessionKey, now uint32) (*Record, error) {
 		}
 		if sl.filled && sl.rec.Session == k {
 			sl.rec.Tombstoned = dead
-			return &sl.rec, nil
+			return sl.rec, nil
 		}
 	}
 	if dead {
-		return &Record{Session: k, Tombstoned: true}, nil
+		r := s.scratch(0)
+		*r = Record{Session: k, Tombstoned: true, Tails: r.Tails[:0]}
+		return r, nil
 	}
 	return nil, nil
 }
@@ -194,9 +235,9 @@ func (s *Store) Update(k SessionKey, now uint32, create bool, change func(*Recor
 			if sa.filled && (!sb.filled || sb.rec.Updated < sa.rec.Updated) {
 				target = &sb
 			}
-			target.rec = Record{Session: k, Created: now, Updated: now}
+			*target.rec = Record{Session: k, Created: now, Updated: now, Tails: target.rec.Tails[:0]}
 		}
-		if !change(&target.rec) {
+		if !change(target.rec) {
 			return nil
 		}
 		s.buf, err = target.rec.AppendEncode(s.buf[:0])
@@ -285,6 +326,7 @@ func (s *Store) holds(t table, v []byte, k SessionKey, now uint32) bool {
 		tk, until, ok := decodeTombstone(v)
 		return ok && tk == k && until >= now
 	}
-	rec, ok, err := Decode(v)
+	ok, err := s.decode(0, v)
+	rec := s.scratch(0)
 	return err == nil && ok && rec.Session == k && !rec.Expired(now, s.TTL)
 }

@@ -742,3 +742,70 @@ func TestStoreSeedAcrossWorkers(t *testing.T) {
 		t.Fatalf("after tombstone: %+v", d)
 	}
 }
+
+// reusedShared is shared data whose Get answers in one buffer that every Get
+// overwrites, as host memory that the ABI glue reuses is: a record Load
+// returned must not depend on it.
+type reusedShared struct {
+	*fakeShared
+	buf []byte
+}
+
+func (r *reusedShared) Get(key []byte) ([]byte, uint32, error) {
+	e, ok := r.m[string(key)]
+	if !ok {
+		return nil, 0, ErrNotFound
+	}
+	clear(r.buf[:cap(r.buf)])
+	r.buf = append(r.buf[:0], e.value...)
+	return r.buf, e.cas, nil
+}
+
+// TestStoreLoadOwnsItsRecord: the record Load returns lives in the Store's
+// own scratch memory, not in the value shared data returned (which the next
+// host call may overwrite), Tombstone after Load leaves it intact, and once
+// the scratch buffers exist Load allocates nothing.
+func TestStoreLoadOwnsItsRecord(t *testing.T) {
+	rs := &reusedShared{fakeShared: newFakeShared(), buf: make([]byte, 0, 1024)}
+	s := newStore(rs, 100, 3600)
+	a, b := KeyOf("s-a"), KeyOf("s-b")
+	for i, k := range []SessionKey{a, b} {
+		for j := range MaxTails {
+			last := id64("e-", 100*i+j+1)
+			if err := s.Update(k, 10, true, observeChange(uint32(j+1), last, last[:len(last)-1]+"x", 10)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want, _ := s.Load(a, 11)
+	if want == nil || len(want.Tails) != MaxTails {
+		t.Fatalf("Load = %+v", want)
+	}
+	wantCopy := *want
+	wantCopy.Tails = append([]Tail(nil), want.Tails...)
+	for i := range wantCopy.Tails {
+		wantCopy.Tails[i].LastID = strings.Clone(want.Tails[i].LastID)
+		wantCopy.Tails[i].PrevID = strings.Clone(want.Tails[i].PrevID)
+	}
+
+	got, _ := s.Load(a, 11)
+	for k := range rs.m { // other host reads reuse the buffer
+		if _, _, err := rs.Get([]byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Tombstone(b, 11); err != nil {
+		t.Fatal(err)
+	}
+	if !recordsEqual(*got, wantCopy) {
+		t.Fatalf("the loaded record changed after other host reads:\n got %+v\nwant %+v", *got, wantCopy)
+	}
+
+	if n := testing.AllocsPerRun(100, func() {
+		if r, _ := s.Load(a, 11); r == nil {
+			t.Fatal("record gone")
+		}
+	}); n != 0 {
+		t.Errorf("Load makes %v heap allocations, want 0", n)
+	}
+}

@@ -58,7 +58,11 @@ func (t *StreamTail) Written() bool { return t.written }
 // RecordTail writes t into the record of session k (creating it), and marks
 // t written.
 func (s *Store) RecordTail(k SessionKey, t *StreamTail, p Policy, now uint32) error {
-	last, prev := string(t.last), string(t.prev)
+	// Views of t's buffers, not copies: Update only encodes them into the
+	// store's write buffer, and t does not change during the call. The
+	// scratch record keeps the views afterwards, but the Store never reads
+	// it again before decoding another record into it.
+	last, prev := viewOf(t.last), viewOf(t.prev)
 	err := s.Update(k, now, true, func(r *Record) bool {
 		return r.Observe(t.Stream, t.Transport, last, prev, t.kind, now, p)
 	})

@@ -120,6 +120,85 @@ func TestKeptValuesSurviveArenaReuse(t *testing.T) {
 	}
 }
 
+// TestRewoundCursorSurvivesStoreReuse: a resume rewound to the previous
+// event of a drain-raced tail forwards an ID taken from the watermark record,
+// which the store decodes into scratch memory that its next record decode
+// overwrites. The resumed stream keeps that ID for its response (the first
+// event's previous ID), so it must be a copy: another session's resume, with
+// IDs of the same lengths, runs between the request and the response, and
+// the resumed stream's own drain race must still rewind to the original ID.
+func TestRewoundCursorSurvivesStoreReuse(t *testing.T) {
+	b, err := wasmBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := wasmhost.New(context.Background(), wasmhost.Options{Wasm: b, VMs: 1, Env: []string{"GOGC=1", "GODEBUG=clobberfree=1"},
+		PluginConfig: []byte(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	ev := func(id string) string {
+		return "id: " + id + "\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n"
+	}
+	sse := wasmhost.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "text/event-stream"}}
+	cut := func(session, first, second string) { // a stream cut after two responses
+		t.Helper()
+		x := wasmhost.Exchange{
+			Request:      wasmhost.Headers{{Key: ":method", Value: "POST"}, {Key: ":path", Value: "/mcp"}, {Key: "mcp-session-id", Value: session}},
+			Response:     sse,
+			ResponseBody: [][]byte{[]byte(ev(first) + ev(second))},
+			End:          wasmhost.EndDownstreamDisconnect,
+		}
+		if _, err := h.Simulate(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resume := func(session, cursor string) wasmhost.Headers {
+		return wasmhost.Headers{{Key: ":method", Value: "GET"}, {Key: ":path", Value: "/mcp"},
+			{Key: "mcp-session-id", Value: session}, {Key: "last-event-id", Value: cursor}}
+	}
+	cut("session-a", "e-1", "e-2")
+	cut("session-b", "x-8", "x-9")
+
+	s, err := h.NewStream(wasmhost.StreamInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OnRequestHeaders(resume("session-a", "http:e-2"), true); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.RequestHeaders().Value("last-event-id"); got != "e-1" {
+		t.Fatalf("the drain race was forwarded as %q, want the rewind to e-1", got)
+	}
+	// Another session's rewound resume decodes its record into the same
+	// scratch memory.
+	res, err := h.Simulate(wasmhost.Exchange{Request: resume("session-b", "http:x-9"), Response: wasmhost.Headers{{Key: ":status", Value: "204"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Request.Value("last-event-id"); got != "x-8" {
+		t.Fatalf("session-b's drain race was forwarded as %q, want x-8", got)
+	}
+	if _, err := s.OnResponseHeaders(sse, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.OnResponseBody([]byte(ev("e-3")), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(wasmhost.EndDownstreamDisconnect); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err = h.Simulate(wasmhost.Exchange{Request: resume("session-a", "http:e-3"), Response: wasmhost.Headers{{Key: ":status", Value: "204"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Request.Value("last-event-id"); got != "e-1" {
+		t.Errorf("the resumed stream's drain race was rewound to %q, want e-1 (the cursor it resumed from)", got)
+	}
+}
+
 // mallocCounter counts the guest's heap allocations: calls into the Go
 // runtime's allocator entry points (runtime.mallocgc and the size-class
 // specialised runtime.mallocgc* functions), outermost ones only, with the
@@ -175,13 +254,21 @@ func (c *mallocCounter) Abort(context.Context, api.Module, api.FunctionDefinitio
 // TestHeapAllocationsPerExchange counts the guest's heap allocations of the
 // exchanges make bench measures, averaged over many (the first ones fill
 // pools and grow buffers): an ordinary request, a request on a path no route
-// guards, and a resume that reads a watermark record and forwards the
-// cursor untagged. Stream contexts are reused once their stream ended
-// (pluginContext.release), so an unguarded request allocates nothing; a
-// guarded one keeps a copy of its session; a resume also decodes the
-// watermark record (package cursor: the record, its tail slice and strings).
-// Before the arena glue (f275d17) the same exchanges made 10, 6 and 20;
-// before contexts were reused, 2, 1 and 7.
+// guards, a short event stream whose tail is written and acknowledged, and
+// a resume that reads a watermark record and forwards the cursor untagged,
+// answered with JSON or (as make bench does) with an event stream. Stream
+// contexts are reused once their stream ended (pluginContext.release); a
+// guarded one keeps its session as a digest, not a copy. A resume decodes
+// its watermark record into the store's scratch memory and keeps the cursor
+// it forwards in a stream tail from the plugin's free list, and an
+// event-stream answer takes its rewriter from another: none of it
+// allocates, and with reused contexts neither does the stream itself (what
+// a short event stream still allocates is the SDK's copy of the response
+// flags). Before that the request made 2 and a resume 7 and 8 (a
+// session copy, the record, its tail slice and strings, a cursor copy, the
+// tail's ID buffer). Before the arena glue
+// (f275d17) the request, unguarded and JSON-answered resume made 10, 6 and
+// 20.
 func TestHeapAllocationsPerExchange(t *testing.T) {
 	counter := &mallocCounter{sites: map[string]int{}}
 	h := startGlueHost(t, wasmhost.Options{Listener: counter})
@@ -204,7 +291,7 @@ func TestHeapAllocationsPerExchange(t *testing.T) {
 		max  float64
 		x    func(i int) wasmhost.Exchange
 	}{
-		{"request", 1, func(i int) wasmhost.Exchange {
+		{"request", 0, func(i int) wasmhost.Exchange {
 			return wasmhost.Exchange{
 				Request:  wasmhost.Headers{{Key: ":method", Value: "POST"}, {Key: ":path", Value: "/mcp"}, {Key: "mcp-session-id", Value: session(i)}},
 				Response: wasmhost.Headers{{Key: ":status", Value: "202"}},
@@ -216,11 +303,32 @@ func TestHeapAllocationsPerExchange(t *testing.T) {
 				Response: wasmhost.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "application/json"}},
 			}
 		}},
-		{"resume", 6, func(i int) wasmhost.Exchange {
+		{"resume", 0, func(i int) wasmhost.Exchange {
 			return wasmhost.Exchange{
 				Request: wasmhost.Headers{{Key: ":method", Value: "GET"}, {Key: ":path", Value: "/mcp"},
 					{Key: "mcp-session-id", Value: session(i)}, {Key: "last-event-id", Value: "http:e-2"}},
 				Response: wasmhost.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "application/json"}},
+			}
+		}},
+		// A short event stream: its tail is written (RecordTail, which no
+		// longer copies the IDs, 2 allocations before) and acknowledged; its
+		// end reads the response flags (the SDK allocates the property).
+		// It made 5 before (2 tail ID copies, a session copy).
+		{"stream", 1, func(i int) wasmhost.Exchange {
+			return wasmhost.Exchange{
+				Request:      wasmhost.Headers{{Key: ":method", Value: "POST"}, {Key: ":path", Value: "/mcp"}, {Key: "mcp-session-id", Value: session(i)}},
+				Response:     wasmhost.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "text/event-stream"}},
+				ResponseBody: [][]byte{[]byte(evNotification + evResponse)},
+			}
+		}},
+		// As make bench resumes: the answer is an event stream, which takes
+		// a rewriter (the plugin's free list) and uses the tail holding the
+		// forwarded cursor.
+		{"resume (event stream)", 0, func(i int) wasmhost.Exchange {
+			return wasmhost.Exchange{
+				Request: wasmhost.Headers{{Key: ":method", Value: "GET"}, {Key: ":path", Value: "/mcp"},
+					{Key: "mcp-session-id", Value: session(i)}, {Key: "last-event-id", Value: "http:e-2"}},
+				Response: wasmhost.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "text/event-stream"}},
 			}
 		}},
 	} {
@@ -235,7 +343,7 @@ func TestHeapAllocationsPerExchange(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if c.name == "resume" && res.Request.Value("last-event-id") != "e-2" {
+				if strings.HasPrefix(c.name, "resume") && res.Request.Value("last-event-id") != "e-2" {
 					t.Fatalf("resume: cursor forwarded as %q, want e-2 (no watermark read?)", res.Request.Value("last-event-id"))
 				}
 				if r >= 2 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"unsafe"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
@@ -17,7 +16,7 @@ import (
 //
 // Values read from the host are only valid during the callback that read
 // them (the ABI glue reuses the buffers the host fills): everything kept on
-// the stream context is copied.
+// the stream context is copied (the session is kept as its digest only).
 
 // requestRoute is what a request's route says about it.
 type requestRoute struct {
@@ -58,8 +57,9 @@ func needsPath(cfg *config.Config) bool {
 // requestHeaders are the request headers a guarded request is judged by.
 type requestHeaders struct {
 	method, lastEventID string
-	// session is the request's session, copied: Mcp-Session-Id or, on a
-	// legacy route, the sessionId (or session_id) query parameter.
+	// session is the request's session: Mcp-Session-Id or, on a legacy
+	// route, the sessionId (or session_id) query parameter. Like the other
+	// fields it is host memory, valid during the callback only.
 	session string
 }
 
@@ -77,7 +77,7 @@ func readRequestHeaders(r requestRoute) (h requestHeaders) {
 		}
 		session = queryParam(path, "sessionId", "session_id")
 	}
-	h.session = strings.Clone(session)
+	h.session = session
 	return h
 }
 

@@ -29,16 +29,19 @@ type httpContext struct {
 	types.DefaultHttpContext
 	plugin *pluginContext
 
-	transport  cursor.Transport // TransportNone: not a guarded route, hands off
-	session    string           // "" when the request carries none (yet)
+	transport cursor.Transport // TransportNone: not a guarded route, hands off
+	// The stream's session is kept as its digest only (cursor.KeyOf), which
+	// is all shared data, logs and comparisons need: no copy of the ID.
+	hasSession bool // false when the request carries none (yet)
 	key        cursor.SessionKey
 	isDelete   bool
-	localReply bool   // this stream's response is our own re-initialization
-	resumeFrom string // the upstream cursor forwarded on a resume, "" if none
+	localReply bool // this stream's response is our own re-initialization
 
-	// Response stream state, set only for a rewritten SSE response.
+	// Response stream state, set only for a rewritten SSE response, from
+	// the plugin's free lists; a resume takes its tail already in the
+	// request callback, to keep the cursor it forwarded (apply).
 	rw     *sse.Rewriter
-	tail   cursor.StreamTail
+	tail   *cursor.StreamTail
 	sawEOS bool
 }
 
@@ -73,10 +76,10 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	}
 	req := readRequestHeaders(route)
 	method := req.method
-	h.setSession(req.session) // a copy, kept for the response path
+	h.setSession(req.session) // its digest, kept for the response path
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
-	if h.isDelete || last == "" && h.session == "" {
+	if h.isDelete || last == "" && !h.hasSession {
 		// A DELETE passes to the upstream, which frees the session, and
 		// clears the record on its way back. A request with neither cursor
 		// nor session has nothing to judge: no shared-data lookup.
@@ -99,7 +102,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		if now, err = p.now(), terr; found && until >= now {
 			rec = &cursor.Record{Session: h.key, Tombstoned: true}
 		}
-	case h.session == "":
+	case !h.hasSession:
 		now = p.now()
 	default:
 		now = p.now()
@@ -116,9 +119,10 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	return h.apply(d, method, now)
 }
 
-// setSession sets the stream's session and its shared-data key.
+// setSession sets the stream's session: its shared-data key. session may be
+// host memory: nothing keeps it.
 func (h *httpContext) setSession(session string) {
-	h.session = session
+	h.hasSession = session != ""
 	if session != "" {
 		h.key = cursor.KeyOf(session)
 	}
@@ -147,9 +151,12 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 			return types.ActionContinue
 		}
 		// The resumed stream's first event follows this cursor: a drain
-		// race on it can then be rewound to it. A copy, since the
-		// cursor aliases the request header block.
-		h.resumeFrom = strings.Clone(d.Cursor)
+		// race on it can then be rewound to it. The stream's tail keeps
+		// a copy in its own buffer (the cursor aliases the request
+		// header block, or the store's scratch record when rewound).
+		h.tail = p.getTail()
+		h.tail.Reset(newStreamID(), h.transport)
+		h.tail.Resume(d.Cursor)
 		p.metrics.cursorsStripped.inc()
 		if d.Rewound {
 			p.metrics.rewinds.inc()
@@ -159,7 +166,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
-	if h.session != "" && d.Tombstones() {
+	if h.hasSession && d.Tombstones() {
 		p.stored(p.store.Tombstone(h.key, now), "cannot tombstone the session")
 	}
 	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
@@ -244,7 +251,7 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	// allocator, while a header that is absent costs almost nothing.
 	if h.isDelete {
 		status, _ := proxywasm.GetHttpResponseHeader(":status")
-		if h.session != "" && len(status) == 3 && status[0] == '2' {
+		if h.hasSession && len(status) == 3 && status[0] == '2' {
 			p.stored(p.store.Delete(h.key, p.now()), "cannot clear the deleted session")
 		}
 		return action
@@ -259,11 +266,9 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	}
 	if sid, _ := proxywasm.GetHttpResponseHeader("mcp-session-id"); sid != "" {
 		// An initialize answered as a stream: its session comes back in
-		// the response, and wins over a stale one the request carried. A
-		// copy: host data is only valid during the callback.
-		if sid != h.session {
-			h.setSession(strings.Clone(sid))
-		}
+		// the response, and wins over a stale one the request carried
+		// (sessions are compared by digest, like everywhere else).
+		h.setSession(sid)
 	}
 	if ce, _ := proxywasm.GetHttpResponseHeader("content-encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// Compressed SSE cannot be rewritten without decoding it; pass it
@@ -275,11 +280,11 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 		p.metrics.failOpen.inc()
 		return action
 	}
-	h.rw = p.getRewriter(h.transport)
-	h.tail.Reset(newStreamID(), h.transport)
-	if h.resumeFrom != "" {
-		h.tail.Resume(h.resumeFrom)
+	if h.tail == nil { // else a resume's, holding its cursor (apply)
+		h.tail = p.getTail()
+		h.tail.Reset(newStreamID(), h.transport)
 	}
+	h.rw = p.getRewriter(h.transport)
 	return action
 }
 
@@ -367,7 +372,7 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 
 // sessionTag names the stream's session in logs (cursor.SessionKey.Tag).
 func (h *httpContext) sessionTag() string {
-	if h.session == "" {
+	if !h.hasSession {
 		return "none"
 	}
 	return h.key.Tag()
@@ -378,7 +383,7 @@ func (h *httpContext) sessionTag() string {
 func (h *httpContext) observe(events []sse.Event) {
 	for i := range events {
 		ev := &events[i]
-		if h.session == "" && h.transport == cursor.TransportSSE && string(ev.Type) == "endpoint" {
+		if !h.hasSession && h.transport == cursor.TransportSSE && string(ev.Type) == "endpoint" {
 			h.setSession(queryParam(string(ev.Data), "sessionId", "session_id"))
 		}
 		if ev.HasID {
@@ -386,10 +391,10 @@ func (h *httpContext) observe(events []sse.Event) {
 		}
 	}
 	p := h.plugin
-	if h.session == "" || !h.tail.Due(p.cfg.Policy) {
+	if !h.hasSession || !h.tail.Due(p.cfg.Policy) {
 		return
 	}
-	p.stored(p.store.RecordTail(h.key, &h.tail, p.cfg.Policy, p.now()), "cannot record the stream tail")
+	p.stored(p.store.RecordTail(h.key, h.tail, p.cfg.Policy, p.now()), "cannot record the stream tail")
 }
 
 // OnHttpStreamDone implements types.HttpContext. Envoy calls it from
@@ -399,16 +404,21 @@ func (h *httpContext) observe(events []sse.Event) {
 func (h *httpContext) OnHttpStreamDone() {
 	defer h.plugin.release(h) // runs last, after failOpen recovered
 	defer h.failOpen(nil)
+	p := h.plugin
+	t := h.tail
+	h.tail = nil
 	if h.rw == nil {
+		if t != nil { // a resume's tail, its response not rewritten
+			p.putTail(t)
+		}
 		return
 	}
-	p := h.plugin
 	p.putRewriter(h.rw)
 	h.rw = nil
-	if !h.tail.Written() || !h.sawEOS || !streamCompleted() {
-		return
+	if t.Written() && h.sawEOS && streamCompleted() {
+		p.stored(p.store.Ack(h.key, t.Stream, p.now()), "cannot acknowledge the stream tail")
 	}
-	p.stored(p.store.Ack(h.key, h.tail.Stream, p.now()), "cannot acknowledge the stream tail")
+	p.putTail(t)
 }
 
 // streamCompleted reports whether Envoy ended the stream with no response

@@ -31,12 +31,13 @@ type pluginContext struct {
 	store   cursor.Store
 	started bool
 
-	scratch   []byte          // rewritten body chunks
-	held      []byte          // a copy of the rewriter's held-back bytes during a body callback
-	rewriters []*sse.Rewriter // free list, reused across streams
-	contexts  []*httpContext  // free list of stream contexts whose stream ended
-	reinitAt  [8][]byte       // prebuilt re-initialization bodies by reason
-	now       func() uint32   // unix seconds; replaced in tests
+	scratch   []byte               // rewritten body chunks
+	held      []byte               // a copy of the rewriter's held-back bytes during a body callback
+	rewriters []*sse.Rewriter      // free list, reused across streams
+	tails     []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
+	contexts  []*httpContext       // free list of stream contexts whose stream ended
+	reinitAt  [8][]byte            // prebuilt re-initialization bodies by reason
+	now       func() uint32        // unix seconds; replaced in tests
 }
 
 // OnPluginStart implements types.PluginContext: it parses the configuration
@@ -97,9 +98,10 @@ const maxFreeContexts = 256
 // reference on proxy_on_delete without calling the context again. A
 // context whose stream is destroyed without a log callback is left to the GC.
 func (p *pluginContext) release(h *httpContext) {
-	tail := h.tail
-	tail.Reset(0, cursor.TransportNone) // keeps its buffers
-	*h = httpContext{plugin: p, tail: tail}
+	if h.tail != nil { // OnHttpStreamDone failed before returning it
+		p.putTail(h.tail)
+	}
+	*h = httpContext{plugin: p}
 	if len(p.contexts) < maxFreeContexts {
 		p.contexts = append(p.contexts, h)
 	}
@@ -126,6 +128,23 @@ func (p *pluginContext) putRewriter(rw *sse.Rewriter) {
 	rw.Reset(cursor.TransportNone, p.cfg.MaxLineBytes)
 	if len(p.rewriters) < 64 {
 		p.rewriters = append(p.rewriters, rw)
+	}
+}
+
+// getTail returns a stream tail whose ID buffers earlier streams grew; the
+// caller resets it.
+func (p *pluginContext) getTail() *cursor.StreamTail {
+	if n := len(p.tails); n > 0 {
+		t := p.tails[n-1]
+		p.tails = p.tails[:n-1]
+		return t
+	}
+	return new(cursor.StreamTail)
+}
+
+func (p *pluginContext) putTail(t *cursor.StreamTail) {
+	if len(p.tails) < 64 {
+		p.tails = append(p.tails, t)
 	}
 }
 
