@@ -140,7 +140,7 @@ replays only events strictly after the cursor.`)
 	for _, l := range st.GuardLog() {
 		p.line("  " + l)
 	}
-	p.line("Its counters (Envoy shows the same names in /stats):")
+	p.line("Its counters (Envoy shows these names in /stats/prometheus, and in /stats after a wasmcustom. prefix):")
 	cs := st.Counters()
 	names := make([]string, 0, len(cs))
 	for n := range cs {
