@@ -203,9 +203,8 @@ func uvarintLen(v uint64) int {
 // Only what Decode accepts is written: at most MaxTails tails, and a tail
 // with an ID longer than MaxEventIDBytes is left out. Tails are dropped,
 // oldest first, until the record fits MaxRecordBytes (Observe already keeps
-// a record within it, choosing what to evict). The error is always nil; it
-// is kept for callers that encode records from elsewhere.
-func (r *Record) AppendEncode(dst []byte) ([]byte, error) {
+// a record within it, choosing what to evict).
+func (r *Record) AppendEncode(dst []byte) []byte {
 	var keep [MaxTails]Tail
 	tails := keep[:0]
 	for _, t := range r.Tails {
@@ -223,7 +222,7 @@ func (r *Record) AppendEncode(dst []byte) ([]byte, error) {
 			break
 		}
 	}
-	return dst, nil
+	return dst
 }
 
 // appendTails encodes r with the given tails, whatever their size.

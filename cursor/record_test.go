@@ -76,10 +76,7 @@ func roundTripRecords() map[string]Record {
 func TestRecordRoundTrip(t *testing.T) {
 	for name, r := range roundTripRecords() {
 		t.Run(name, func(t *testing.T) {
-			b, err := r.AppendEncode(nil)
-			if err != nil {
-				t.Fatalf("AppendEncode: %v", err)
-			}
+			b := r.AppendEncode(nil)
 			if len(b) > MaxRecordBytes {
 				t.Fatalf("encoded %d bytes, more than MaxRecordBytes", len(b))
 			}
@@ -91,9 +88,8 @@ func TestRecordRoundTrip(t *testing.T) {
 				t.Fatalf("round trip changed the record:\n got %+v\nwant %+v", got, r)
 			}
 			// Appending keeps what dst held.
-			b2, err := r.AppendEncode([]byte("head"))
-			if err != nil || string(b2) != "head"+string(b) {
-				t.Fatalf("AppendEncode onto \"head\" = %q, %v; want head+%q", b2, err, b)
+			if b2 := r.AppendEncode([]byte("head")); string(b2) != "head"+string(b) {
+				t.Fatalf("AppendEncode onto \"head\" = %q; want head+%q", b2, b)
 			}
 		})
 	}
@@ -118,10 +114,7 @@ func TestRecordRoundTripRandom(t *testing.T) {
 				LastKind: EventKind(rnd.IntN(5)), Acked: rnd.IntN(2) == 0,
 			})
 		}
-		b, err := r.AppendEncode(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := r.AppendEncode(nil)
 		got, ok, err := Decode(b)
 		if err != nil || !ok || !recordsEqual(got, r) {
 			t.Fatalf("round trip of %+v: got %+v, ok %v, err %v", r, got, ok, err)
@@ -136,22 +129,19 @@ func TestRecordDocExample(t *testing.T) {
 	k := KeyOf("s-77")
 	want := append(append([]byte{0x02, 0x00, 0x01, 0x02}, k[:]...),
 		0x01, 0x07, 0x22, 0x05, 'e', '-', '1', '0', '4', 0x04, 0x01, '3')
-	got, err := r.AppendEncode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := r.AppendEncode(nil)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("AppendEncode = % x\n           want % x", got, want)
 	}
 	// The flags byte of a legacy, acked notification tail.
 	r.Tails[0] = tail(7, TransportSSE, "e-104", "e-103", KindNotification, true)
-	got, _ = r.AppendEncode(nil)
+	got = r.AppendEncode(nil)
 	if f := got[4+len(k)+2]; f != 0x10|byte(KindNotification)<<1|1 {
 		t.Errorf("tail flags byte = %#x, want %#x", f, 0x10|byte(KindNotification)<<1|1)
 	}
 	// Tombstoned lives in its own table, never in the record's bytes.
 	r.Tombstoned = true
-	if again, _ := r.AppendEncode(nil); !bytes.Equal(again, got) {
+	if again := r.AppendEncode(nil); !bytes.Equal(again, got) {
 		t.Errorf("Tombstoned changed the encoded record: % x", again)
 	}
 }
@@ -169,10 +159,7 @@ func TestRecordSizeBound(t *testing.T) {
 			t.Fatalf("test IDs are %d and %d bytes, want 64", len(tl.LastID), len(tl.PrevID))
 		}
 	}
-	b, err := r.AppendEncode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := r.AppendEncode(nil)
 	if len(b) > MaxRecordBytes {
 		t.Fatalf("4 tails of 64-byte IDs encode to %d bytes, more than %d", len(b), MaxRecordBytes)
 	}
@@ -186,7 +173,7 @@ func TestRecordSizeBound(t *testing.T) {
 	for i := range r.Tails {
 		r.Tails[i].PrevID = ""
 	}
-	b, _ = r.AppendEncode(nil)
+	b = r.AppendEncode(nil)
 	if got, _, _ := Decode(b); len(got.Tails) != MaxTails || len(b) > MaxRecordBytes {
 		t.Fatalf("4 tails without prev: %d bytes, %d tails", len(b), len(got.Tails))
 	}
@@ -200,10 +187,7 @@ func TestRecordDropsOldestTails(t *testing.T) {
 	for i := 0; i < MaxTails; i++ {
 		r.Tails = append(r.Tails, tail(math.MaxUint32-uint32(i), TransportSSE, randomID(rnd, 64), randomID(rnd, 64), KindResponse, false))
 	}
-	b, err := r.AppendEncode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := r.AppendEncode(nil)
 	if len(b) > MaxRecordBytes {
 		t.Fatalf("encoded %d bytes, more than %d", len(b), MaxRecordBytes)
 	}
@@ -230,9 +214,8 @@ func TestRecordDropsOldestTails(t *testing.T) {
 	// fit; the record keeps its session.
 	r = Record{Session: KeyOf(strings.Repeat("s", 4096)), Created: now, Updated: now,
 		Tails: []Tail{tail(1, TransportSSE, strings.Repeat("a", 256), strings.Repeat("b", 256), KindResponse, false)}}
-	b, err = r.AppendEncode(nil)
-	if err != nil || len(b) > MaxRecordBytes {
-		t.Fatalf("AppendEncode: %d bytes, err %v", len(b), err)
+	if b = r.AppendEncode(nil); len(b) > MaxRecordBytes {
+		t.Fatalf("AppendEncode: %d bytes", len(b))
 	}
 	got, ok, _ = Decode(b)
 	if !ok || got.Session != r.Session || len(got.Tails) != 0 {
@@ -246,9 +229,9 @@ func TestRecordAnySessionLength(t *testing.T) {
 	var sizes []int
 	for _, n := range []int{1, 36, 128, 129, 202, 1024, 8192} {
 		r := Record{Session: KeyOf(strings.Repeat("j", n)), Created: now, Updated: now}
-		b, err := r.AppendEncode([]byte("keep"))
-		if err != nil || string(b[:4]) != "keep" {
-			t.Fatalf("%d-byte session: %q, %v", n, b, err)
+		b := r.AppendEncode([]byte("keep"))
+		if string(b[:4]) != "keep" {
+			t.Fatalf("%d-byte session: %q", n, b)
 		}
 		sizes = append(sizes, len(b))
 	}
@@ -268,10 +251,7 @@ func TestRecordEncodeOnlyDecodable(t *testing.T) {
 	}
 	r.Tails[1].LastID = strings.Repeat("x", MaxEventIDBytes+1) // too long to keep
 	r.Tails[2].PrevID = strings.Repeat("y", MaxEventIDBytes+1)
-	b, err := r.AppendEncode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := r.AppendEncode(nil)
 	got, ok, err := Decode(b)
 	if err != nil || !ok {
 		t.Fatalf("Decode of what AppendEncode wrote: ok %v, err %v", ok, err)
@@ -296,7 +276,7 @@ func TestDecodeEmptyAndCorrupt(t *testing.T) {
 			t.Errorf("Decode(%x) = %+v, %v, %v; want empty, false, nil", b, r, ok, err)
 		}
 	}
-	valid, _ := (&Record{Session: KeyOf("s-77"), Created: 1, Updated: 2, Tails: []Tail{
+	valid := (&Record{Session: KeyOf("s-77"), Created: 1, Updated: 2, Tails: []Tail{
 		tail(7, TransportHTTP, "e-104", "e-103", KindResponse, false)}}).AppendEncode(nil)
 	corrupt := map[string][]byte{
 		"version_0_with_more":   {0x00, 0x00},
@@ -338,7 +318,7 @@ func withKey(head []byte, rest ...byte) []byte {
 // TestDecodeAllocations: Decode's allocations do not depend on the bytes.
 func TestDecodeAllocations(t *testing.T) {
 	r := roundTripRecords()["4_tails_64_byte_ids"]
-	b, _ := r.AppendEncode(nil)
+	b := r.AppendEncode(nil)
 	// The tails slice, the session, and per tail the last ID, the rest of
 	// the previous ID and their concatenation.
 	const want = 2 + 3*MaxTails
@@ -349,7 +329,7 @@ func TestDecodeAllocations(t *testing.T) {
 		t.Errorf("Decode of an empty slot allocates %v times", n)
 	}
 	buf := make([]byte, 0, MaxRecordBytes)
-	if n := testing.AllocsPerRun(100, func() { buf, _ = r.AppendEncode(buf[:0]) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { buf = r.AppendEncode(buf[:0]) }); n != 0 {
 		t.Errorf("AppendEncode into a buffer with room allocates %v times", n)
 	}
 }
@@ -543,7 +523,7 @@ func TestObserveByteBudgetKeepsUnacked(t *testing.T) {
 	if got := streams(&r); fmt.Sprint(got) != "[3 1]" {
 		t.Fatalf("tails %v, want [3 1]: the acknowledged tail goes to make room", got)
 	}
-	b, _ := r.AppendEncode(nil)
+	b := r.AppendEncode(nil)
 	if len(b) > MaxRecordBytes {
 		t.Fatalf("record of %d bytes", len(b))
 	}
@@ -591,7 +571,7 @@ func checkTails(t *testing.T, what string, r Record, want []Tail) {
 // bounded by the input.
 func FuzzDecode(f *testing.F) {
 	for _, r := range roundTripRecords() {
-		b, _ := r.AppendEncode(nil)
+		b := r.AppendEncode(nil)
 		f.Add(b)
 	}
 	f.Add([]byte{})
@@ -600,7 +580,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(withKey([]byte{0x02, 0x00, 0x80, 0x80, 0x00}, 0x00))                         // non-minimal uvarint
 	f.Add(withKey([]byte{0x02, 0xfe, 0x00, 0x00}, 0x01, 0x00, 0xff, 0x00, 0x00, 0x00)) // unused flag bits
 	full := roundTripRecords()["4_tails_64_byte_ids"]
-	fullEnc, _ := full.AppendEncode(nil)
+	fullEnc := full.AppendEncode(nil)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in := bytes.Clone(b)
 		r, ok, err := Decode(b)
@@ -647,10 +627,7 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("decoded an ID past MaxEventIDBytes")
 			}
 		}
-		enc, err := r.AppendEncode(nil)
-		if err != nil {
-			t.Fatalf("re-encoding a decoded record: %v", err)
-		}
+		enc := r.AppendEncode(nil)
 		if len(enc) > len(b) {
 			t.Fatalf("re-encoding grew %d bytes to %d", len(b), len(enc))
 		}
@@ -662,7 +639,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-encode changed the record:\n first %+v\nsecond %+v", r, r2)
 		}
 		// The canonical encoding is a fixed point.
-		enc2, _ := r2.AppendEncode(nil)
+		enc2 := r2.AppendEncode(nil)
 		if !bytes.Equal(enc, enc2) {
 			t.Fatalf("encoding is not canonical: % x then % x", enc, enc2)
 		}

@@ -240,10 +240,7 @@ func (s *Store) Update(k SessionKey, now uint32, create bool, change func(*Recor
 		if !change(target.rec) {
 			return nil
 		}
-		s.buf, err = target.rec.AppendEncode(s.buf[:0])
-		if err != nil {
-			return err
-		}
+		s.buf = target.rec.AppendEncode(s.buf[:0])
 		if err = s.write(target.key, target.cas, target.missing); err != errRetry {
 			return err
 		}
