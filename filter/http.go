@@ -103,7 +103,9 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 			rec = &cursor.Record{Session: h.key, Tombstoned: true}
 		}
 	case !h.hasSession:
-		now = p.now()
+		// A cursor without a session (a legacy GET /sse reconnect): judged
+		// by its tag alone; nothing to look up, nothing to tombstone, no
+		// clock needed.
 	default:
 		now = p.now()
 		rec, err = p.store.Load(h.key, now)
@@ -128,7 +130,8 @@ func (h *httpContext) setSession(session string) {
 	}
 }
 
-// apply carries out a resume decision on the request.
+// apply carries out a resume decision on the request; now is the time a
+// tombstone is written at (unused without a session).
 func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.Action {
 	p := h.plugin
 	if d.Detected() {
