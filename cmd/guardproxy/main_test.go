@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,10 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/logbuf"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/trial"
 )
 
@@ -54,7 +53,7 @@ func TestGuardproxyServes(t *testing.T) {
 	defer up.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	addrs := make(chan [2]string, 1)
 	errc := make(chan error, 1)
 	go func() {
@@ -130,21 +129,4 @@ func TestGuardproxyServes(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/logbuf"
 )
 
 // makeRunCommand returns the shell command `make run` executes, as
@@ -99,13 +100,13 @@ func TestMakeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr logbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	var out syncBuffer
+	var out logbuf.Buffer
 	go func() {
 		_, _ = io.Copy(&out, stdout)
 		exited <- cmd.Wait()

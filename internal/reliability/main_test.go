@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/abiglue/builder"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/logbuf"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
@@ -60,29 +60,11 @@ const config = `{"routes":[
 // configWith returns config with extra top-level keys (",\"k\":v...").
 func configWith(extra string) string { return config + extra + "}" }
 
-// logs collects the host's log lines.
-type logs struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *logs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // newHost starts the guard with the given configuration; opts.Wasm,
 // PluginConfig and Logger are filled in.
-func newHost(t testing.TB, cfg string, opts wasmhost.Options) (*wasmhost.Host, *logs) {
+func newHost(t testing.TB, cfg string, opts wasmhost.Options) (*wasmhost.Host, *logbuf.Buffer) {
 	t.Helper()
-	l := &logs{}
+	l := &logbuf.Buffer{}
 	opts.Wasm = guardWasm
 	opts.PluginConfig = []byte(cfg)
 	opts.Logger = slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/envoyconf"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/logbuf"
 )
 
 const (
@@ -41,47 +41,16 @@ func readFile(t *testing.T, name string) []byte {
 	return b
 }
 
-// logBuffer collects log output from several goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitFor reports whether the log holds want within two seconds: a line
-// about a request may be written after its response reached the client.
-func (l *logBuffer) waitFor(want string) bool {
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if strings.Contains(l.String(), want) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
-}
-
 // startEnvoyConfigured starts the trial proxy the way make run does, on
 // free ports: envoy.yaml's configuration (or paths.json over it), the
 // reference server unless upstream is given.
-func startEnvoyConfigured(t *testing.T, pluginConfig, upstream string) (*Server, *logBuffer) {
+func startEnvoyConfigured(t *testing.T, pluginConfig, upstream string) (*Server, *logbuf.Buffer) {
 	t.Helper()
 	bs, err := envoyconf.Parse(readFile(t, envoyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	opts := Options{
 		Wasm: readFile(t, wasmFile), WasmPath: "build/mcp-resume-guard.wasm",
 		Envoy: bs, EnvoyPath: "envoy/envoy.yaml", Upstream: upstream,
@@ -178,7 +147,7 @@ func TestTrialProxy(t *testing.T) {
 		`msg="mcp-resume-guard: cross-transport cursor`,
 		`msg="forced re-initialization" reason=cross_transport method=GET path=/mcp session=`,
 	} {
-		if !logs.waitFor(want) {
+		if !logs.WaitFor(want, 2*time.Second) {
 			t.Errorf("log lacks %q:\n%s", want, logs)
 		}
 	}

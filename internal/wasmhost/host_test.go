@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/logbuf"
 )
 
 func TestStartupLifecycleOrder(t *testing.T) {
@@ -82,7 +84,7 @@ func TestLifecycleOnDownstreamDisconnect(t *testing.T) {
 	if tail != "proxy_on_log proxy_on_done proxy_on_delete" {
 		t.Fatalf("end of a reset stream: %s", tail)
 	}
-	lines := logs.lines("probe-log")
+	lines := logs.Lines("probe-log")
 	if len(lines) != 1 {
 		t.Fatalf("probe-log lines: %q", logs.String())
 	}
@@ -98,7 +100,7 @@ func TestIdleTimeoutFlags(t *testing.T) {
 	if _, err := h.Simulate(Exchange{Request: get("/sse"), Response: ok200(), ResponseBody: [][]byte{[]byte("x")}, End: EndStreamIdleTimeout}); err != nil {
 		t.Fatal(err)
 	}
-	line := strings.Join(logs.lines("probe-log"), "\n")
+	line := strings.Join(logs.Lines("probe-log"), "\n")
 	if !strings.Contains(line, "details=stream_idle_timeout") || !strings.Contains(line, fmt.Sprintf("flags=%d", FlagStreamIdleTimeout)) {
 		t.Fatalf("idle timeout not reported: %q", line)
 	}
@@ -204,7 +206,7 @@ func TestSecondLocalReplyIsRefused(t *testing.T) {
 	if st := h.Stats(); st.RefusedReplies != 1 {
 		t.Errorf("refused replies = %d", st.RefusedReplies)
 	}
-	if len(logs.lines("second local reply refused")) != 1 {
+	if len(logs.Lines("second local reply refused")) != 1 {
 		t.Errorf("no warn line: %s", logs.String())
 	}
 }
@@ -237,7 +239,7 @@ func TestTrapFailsRequestAndHostKeepsServing(t *testing.T) {
 }
 
 func TestRestrictedCallDuringInitializeTraps(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	_, err := New(context.Background(), Options{Wasm: pluginWasm(t, "initcall"), Logger: newTestLogger(logs)})
 	var rc *RestrictedCallError
 	if !errors.As(err, &rc) {
@@ -440,7 +442,7 @@ func TestLogPhaseMaps(t *testing.T) {
 	if _, err := h.Simulate(Exchange{Request: get("/b"), End: EndDownstreamDisconnect}); err != nil {
 		t.Fatal(err)
 	}
-	lines := logs.lines("probe-log")
+	lines := logs.Lines("probe-log")
 	if len(lines) != 2 {
 		t.Fatalf("probe-log lines: %q", lines)
 	}

@@ -1,16 +1,16 @@
 package wasmhost
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/logbuf"
 )
 
 // testPlugins are built from testdata/<name> once per test binary.
@@ -72,38 +72,9 @@ func pluginWasm(t testing.TB, name string) []byte {
 	return b
 }
 
-// logBuffer collects the host's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// lines returns the log lines containing sub.
-func (l *logBuffer) lines(sub string) []string {
-	var out []string
-	for _, line := range strings.Split(l.String(), "\n") {
-		if strings.Contains(line, sub) {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
-func newHost(t testing.TB, plugin string, opts Options) (*Host, *logBuffer) {
+func newHost(t testing.TB, plugin string, opts Options) (*Host, *logbuf.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	opts.Wasm = pluginWasm(t, plugin)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
@@ -125,6 +96,6 @@ func ok200(extra ...Header) Headers {
 	return append(Headers{{":status", "200"}, {"content-type", "text/plain"}}, extra...)
 }
 
-func newTestLogger(l *logBuffer) *slog.Logger {
+func newTestLogger(l *logbuf.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
 }

@@ -13,12 +13,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/logbuf"
 )
 
 // proxyFixture is a probe host behind a Proxy in front of upstream.
 type proxyFixture struct {
 	host    *Host
-	logs    *logBuffer
+	logs    *logbuf.Buffer
 	front   *httptest.Server
 	records chan StreamRecord
 	mu      sync.Mutex
@@ -151,7 +153,7 @@ func TestProxyClientDisconnect(t *testing.T) {
 	if !strings.HasSuffix(calls, "proxy_on_log proxy_on_done proxy_on_delete") {
 		t.Errorf("callbacks: %s", calls)
 	}
-	line = strings.Join(f.logs.lines("probe-log"), "\n")
+	line = strings.Join(f.logs.Lines("probe-log"), "\n")
 	if !strings.Contains(line, "details=downstream_remote_disconnect") || !strings.Contains(line, fmt.Sprintf("flags=%d", FlagDownstreamConnTerminated)) {
 		t.Errorf("probe-log: %s", line)
 	}
@@ -182,7 +184,7 @@ func TestProxyStreamIdleTimeout(t *testing.T) {
 	if rec.End != EndStreamIdleTimeout || rec.Flags&FlagStreamIdleTimeout == 0 {
 		t.Fatalf("record = %+v", rec)
 	}
-	if line := strings.Join(f.logs.lines("probe-log"), "\n"); !strings.Contains(line, "details=stream_idle_timeout") {
+	if line := strings.Join(f.logs.Lines("probe-log"), "\n"); !strings.Contains(line, "details=stream_idle_timeout") {
 		t.Errorf("probe-log: %s", line)
 	}
 
@@ -315,7 +317,7 @@ func TestProxyFaultCutsAfterEvents(t *testing.T) {
 	if rec.End != EndStreamIdleTimeout || rec.Flags&FlagStreamIdleTimeout == 0 {
 		t.Errorf("record = %+v", rec)
 	}
-	if line := strings.Join(f.logs.lines("probe-log"), "\n"); !strings.Contains(line, "details=stream_idle_timeout") {
+	if line := strings.Join(f.logs.Lines("probe-log"), "\n"); !strings.Contains(line, "details=stream_idle_timeout") {
 		t.Errorf("probe-log: %s", line)
 	}
 	resp = f.request(t, "GET", "/whole", "", nil)

@@ -64,7 +64,7 @@ func TestProxyUpstreamRefused(t *testing.T) {
 			t.Errorf("%s: the plugin saw the reply: %v", path, sawPlugin)
 		}
 	}
-	if lines := logs.lines(`msg="upstream unreachable" upstream=` + addr); len(lines) != 2 {
+	if lines := logs.Lines(`msg="upstream unreachable" upstream=` + addr); len(lines) != 2 {
 		t.Errorf("want 2 warnings naming %s, got:\n%s", addr, logs)
 	}
 }
@@ -190,7 +190,7 @@ func TestProxyRouteTimeout(t *testing.T) {
 			t.Errorf("%s stalled after headers: record %+v", path, rec)
 		}
 	}
-	if n := len(f.logs.lines(`msg="upstream request timeout"`)); n != 4 {
+	if n := len(f.logs.Lines(`msg="upstream request timeout"`)); n != 4 {
 		t.Errorf("%d timeout warnings, want 4:\n%s", n, f.logs)
 	}
 }
