@@ -62,7 +62,18 @@ type Config struct {
 	MaxSessions       int
 	SessionTTLSeconds int
 	MaxLineBytes      int
+	// MintCursors: response events get self-describing IDs (cursor.AppendMinted).
+	// Off during the first phase of a rolling upgrade: every replica parses
+	// minted cursors before any replica mints them.
+	MintCursors bool
+	// PrincipalHeader names the request header whose value (its digest,
+	// never the value) binds a tombstone to the credentials that were
+	// refused; "" binds tombstones to the session alone.
+	PrincipalHeader string
 }
+
+// DefaultPrincipalHeader is the default of "principal_header".
+const DefaultPrincipalHeader = "authorization"
 
 // Default returns the configuration of an empty JSON object: no routes, every
 // policy at its default.
@@ -71,6 +82,8 @@ func Default() Config {
 		MaxSessions:       DefaultMaxSessions,
 		SessionTTLSeconds: DefaultSessionTTLSeconds,
 		MaxLineBytes:      DefaultMaxLineBytes,
+		MintCursors:       true,
+		PrincipalHeader:   DefaultPrincipalHeader,
 	}
 }
 
@@ -79,6 +92,7 @@ var Keys = []string{
 	"routes", "untagged_cursor", "unacked_cursor", "unacked_scope",
 	"upstream_replay", "unknown_cursor", "legacy_reinit",
 	"max_sessions", "session_ttl_seconds", "max_line_bytes",
+	"mint_cursors", "principal_header",
 }
 
 var routeKeys = []string{"route_name", "path_prefix", "transport"}
@@ -144,6 +158,10 @@ func (c *Config) set(key string, v jsonscan.Value) error {
 		return integer(key, v, &c.SessionTTLSeconds, 1, MaxSessionTTL)
 	case "max_line_bytes":
 		return integer(key, v, &c.MaxLineBytes, MinMaxLineBytes, MaxMaxLineBytes)
+	case "mint_cursors":
+		return boolean(key, v, &c.MintCursors)
+	case "principal_header":
+		return headerName(key, v, &c.PrincipalHeader)
 	}
 	return errors.New("config: unknown key " + strconv.Quote(key) + "; allowed keys: " + strings.Join(Keys, ", "))
 }
@@ -247,6 +265,35 @@ func enum[T any](key string, v jsonscan.Value, dst *T, values map[string]T, allo
 		}
 	}
 	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + " is not one of " + strings.Join(allowed, ", "))
+}
+
+func boolean(key string, v jsonscan.Value, dst *bool) error {
+	switch v.Type {
+	case jsonscan.True, jsonscan.False:
+		*dst = v.Type == jsonscan.True
+		return nil
+	}
+	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + " is not true or false")
+}
+
+// headerName reads a lower-case HTTP header name (Envoy hands the plugin
+// lower-case names), or "" to turn the feature off.
+func headerName(key string, v jsonscan.Value, dst *string) error {
+	if v.Type == jsonscan.String && len(v.Str) <= maxRouteFieldBytes && validHeaderName(v.Str) {
+		*dst = v.Str
+		return nil
+	}
+	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + ` is not a lower-case HTTP header name (e.g. "authorization", "x-jwt-sub") or ""`)
+}
+
+func validHeaderName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 func integer(key string, v jsonscan.Value, dst *int, lo, hi int) error {

@@ -41,6 +41,10 @@ func TestParseValid(t *testing.T) {
 		{"unknown_reinit", `{"unknown_cursor":"reinit"}`, with(func(c *Config) { c.Policy.Unknown = cursor.UnknownReinit })},
 		{"legacy_reply", `{"legacy_reinit":"reply"}`, with(func(c *Config) { c.LegacyReinit = LegacyReply })},
 		{"legacy_drop_cursor", `{"legacy_reinit":"drop_cursor"}`, with(func(c *Config) { c.LegacyReinit = LegacyDropCursor })},
+		{"mint_off", `{"mint_cursors":false}`, with(func(c *Config) { c.MintCursors = false })},
+		{"mint_on", `{"mint_cursors":true}`, with(func(c *Config) { c.MintCursors = true })},
+		{"principal_custom", `{"principal_header":"x-forwarded-client-cert"}`, with(func(c *Config) { c.PrincipalHeader = "x-forwarded-client-cert" })},
+		{"principal_off", `{"principal_header":""}`, with(func(c *Config) { c.PrincipalHeader = "" })},
 
 		{"max_sessions_min", `{"max_sessions":1}`, with(func(c *Config) { c.MaxSessions = 1 })},
 		{"max_sessions_max", `{"max_sessions":1000000}`, with(func(c *Config) { c.MaxSessions = MaxMaxSessions })},
@@ -77,7 +81,9 @@ func TestParseValid(t *testing.T) {
 			"legacy_reinit": "drop_cursor",
 			"max_sessions": 500,
 			"session_ttl_seconds": 60,
-			"max_line_bytes": 4096
+			"max_line_bytes": 4096,
+			"mint_cursors": false,
+			"principal_header": "x-jwt-sub"
 		}`, Config{
 			Routes: []Route{{PathPrefix: "/mcp", Transport: cursor.TransportHTTP}},
 			Policy: cursor.Policy{
@@ -85,6 +91,7 @@ func TestParseValid(t *testing.T) {
 				Replay: cursor.ReplayInclusive, Unknown: cursor.UnknownReinit,
 			},
 			LegacyReinit: LegacyDropCursor, MaxSessions: 500, SessionTTLSeconds: 60, MaxLineBytes: 4096,
+			MintCursors: false, PrincipalHeader: "x-jwt-sub",
 		}},
 	}
 	for _, tc := range cases {
@@ -111,7 +118,7 @@ func TestDefault(t *testing.T) {
 	}) {
 		t.Errorf("policy defaults %+v", c.Policy)
 	}
-	if c.LegacyReinit != LegacyReply || len(c.Routes) != 0 {
+	if c.LegacyReinit != LegacyReply || len(c.Routes) != 0 || !c.MintCursors || c.PrincipalHeader != "authorization" {
 		t.Errorf("defaults %+v", c)
 	}
 	if c.Match("any", "/any") != cursor.TransportNone {
@@ -182,6 +189,10 @@ func TestParseErrors(t *testing.T) {
 		{"route_with_empty_name_and_prefix", `{"routes":[{"route_name":"","path_prefix":"","transport":"sse"}]}`, []string{"routes[0]", `"route_name"`, `"path_prefix"`}},
 		{"route_unknown_key", `{"routes":[{"route":"mcp","transport":"http"}]}`, []string{"routes[0]", `"route"`, "unknown key", "route_name, path_prefix, transport"}},
 		{"route_duplicate_key", `{"routes":[{"path_prefix":"/a","transport":"sse","transport":"http"}]}`, []string{"routes[0]", `"transport"`, "twice"}},
+		{"mint_as_string", `{"mint_cursors":"true"}`, []string{`"mint_cursors"`, "true or false"}},
+		{"mint_as_number", `{"mint_cursors":1}`, []string{`"mint_cursors"`, "true or false"}},
+		{"principal_upper", `{"principal_header":"Authorization"}`, []string{`"principal_header"`, "lower-case"}},
+		{"principal_number", `{"principal_header":7}`, []string{`"principal_header"`, "lower-case"}},
 		{"route_second_entry_bad", `{"routes":[{"path_prefix":"/a","transport":"sse"},{"path_prefix":"b","transport":"http"}]}`, []string{"routes[1].path_prefix", `"/"`, `"b"`}},
 		{"route_prefix_without_slash", `{"routes":[{"path_prefix":"mcp","transport":"http"}]}`, []string{"routes[0].path_prefix", `start with "/"`, `"mcp"`}},
 		{"route_name_not_string", `{"routes":[{"route_name":7,"transport":"http"}]}`, []string{"routes[0].route_name", "must be a string"}},

@@ -12,14 +12,18 @@ const Prefix = "mcp_resume_guard_"
 
 // Counter names, without Prefix. They are part of the product's interface.
 const (
-	EventsTagged          = "events_tagged_total"
-	CursorsStripped       = "cursors_stripped_total"
-	ReinitCrossTransport  = "reinit_cross_transport_total"
-	ReinitUntagged        = "reinit_untagged_total"
-	ReinitDrainRace       = "reinit_drain_race_total"
-	ReinitTombstoned      = "reinit_tombstoned_total"
-	ReinitUnknown         = "reinit_unknown_total"
-	DrainRaceDetected     = "drain_race_detected_total"
+	EventsTagged         = "events_tagged_total"
+	CursorsStripped      = "cursors_stripped_total"
+	ReinitCrossTransport = "reinit_cross_transport_total"
+	ReinitUntagged       = "reinit_untagged_total"
+	ReinitDrainRace      = "reinit_drain_race_total"
+	ReinitTombstoned     = "reinit_tombstoned_total"
+	ReinitUnknown        = "reinit_unknown_total"
+	DrainRaceDetected    = "drain_race_detected_total"
+	// DrainRaceFromCursor counts the drain races decided from a minted
+	// cursor alone (this replica held no watermark for it); they are also
+	// in DrainRaceDetected.
+	DrainRaceFromCursor   = "drain_race_from_cursor_total"
 	Rewinds               = "rewinds_total"
 	FailOpen              = "fail_open_total"
 	SSEOverflow           = "sse_overflow_total"
@@ -34,7 +38,7 @@ func Names() []string {
 	return []string{
 		EventsTagged, CursorsStripped,
 		ReinitCrossTransport, ReinitUntagged, ReinitDrainRace, ReinitTombstoned, ReinitUnknown,
-		DrainRaceDetected, Rewinds, FailOpen, SSEOverflow, CASConflicts,
+		DrainRaceDetected, DrainRaceFromCursor, Rewinds, FailOpen, SSEOverflow, CASConflicts,
 		SSEEncodedPassthrough, UntaggedPassthrough,
 	}
 }

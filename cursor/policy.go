@@ -76,5 +76,5 @@ type Policy struct {
 // 2025-11-25) never does: resuming from it loses nothing, it is the very
 // point resumability exists for.
 func (p Policy) InScope(k EventKind) bool {
-	return k == KindResponse || p.Scope == ScopeAll && k != KindPriming
+	return k.IsResponse() || p.Scope == ScopeAll && k != KindPriming
 }

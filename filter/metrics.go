@@ -32,6 +32,7 @@ type metrics struct {
 	reinitTombstoned      counter
 	reinitUnknown         counter
 	drainRaceDetected     counter
+	drainRaceFromCursor   counter
 	rewinds               counter
 	failOpen              counter
 	sseOverflow           counter
@@ -58,6 +59,7 @@ func (m *metrics) named() []struct {
 		{counters.ReinitTombstoned, &m.reinitTombstoned},
 		{counters.ReinitUnknown, &m.reinitUnknown},
 		{counters.DrainRaceDetected, &m.drainRaceDetected},
+		{counters.DrainRaceFromCursor, &m.drainRaceFromCursor},
 		{counters.Rewinds, &m.rewinds},
 		{counters.FailOpen, &m.failOpen},
 		{counters.SSEOverflow, &m.sseOverflow},
