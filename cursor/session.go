@@ -3,7 +3,6 @@ package cursor
 import (
 	"encoding/binary"
 	"math/bits"
-	"strconv"
 )
 
 // SessionKey is the fixed-size digest under which the filter keeps everything
@@ -63,10 +62,17 @@ func (k SessionKey) lo() uint64 { return binary.LittleEndian.Uint64(k[:8]) }
 func (k SessionKey) hi() uint64 { return binary.LittleEndian.Uint64(k[8:]) }
 
 // Tag is how logs name a session instead of printing its ID: the first 32
-// bits of its key, in hex. It is a short handle, not a secret: a low-entropy
+// bits of its key, as 8 hex digits (zero-padded). It is a short handle, not a secret: a low-entropy
 // ID can be found from it.
 func (k SessionKey) Tag() string {
-	return strconv.FormatUint(k.lo()&0xffffffff, 16)
+	const hexDigits = "0123456789abcdef"
+	var b [8]byte
+	v := uint32(k.lo())
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = hexDigits[v&0xf]
+		v >>= 4
+	}
+	return string(b[:])
 }
 
 // SessionTag is KeyOf(session).Tag().
