@@ -81,6 +81,11 @@ func (r *Rewriter) dispatch() cursor.EventKind {
 			kind = kindOf(ev.HasID, ev.Type, ev.Data, ev.Truncated)
 		}
 		ev.Kind = kind
+		if r.minting && ev.HasID && !r.pend.on {
+			// An ID that went out in place (dispatchHeld records a held
+			// one after minting it).
+			r.prev = append(r.prev[:0], ev.ID...)
+		}
 	}
 	r.id.clear()
 	r.hasID = false

@@ -81,6 +81,7 @@ type Rewriter struct {
 	field   field // the field of the current line (phName, phValueStart, phValue)
 	nameN   uint8 // bytes of the field name matched (phName), BOM bytes seen (phBOM)
 	afterCR bool  // the previous line ended with '\r'
+	wrote   bool  // a byte of the stream has been written out
 
 	// hold is what was consumed and not yet written: the pending id line
 	// (hold[:pendN], when minting and it is not a span of the chunk), then
@@ -209,6 +210,9 @@ func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
 //     held id line, tagged prefix+id, after its last byte;
 //   - a held id line ended by a lone '\r' that lands right before a '\n'
 //     ends with '\n' instead, so that the two do not read as one "\r\n";
+//   - an id line that starts the stream stays in place, tagged prefix+id,
+//     when the next line starts with a BOM's first byte (moved, a BOM
+//     there would lead the stream, and a client would skip it);
 //   - when the stream overflows (see Overflowed), the held line goes out as
 //     it came, at the start of the line that overflows (an event type: of
 //     the line after it).
@@ -455,6 +459,13 @@ scan:
 					p++
 					continue scan
 				default: // a comment or another field passes untouched
+					if c == bom[0] && r.pend.on && !r.wrote && len(out) == start && fwd == p {
+						// The held id line is the stream's first: if it
+						// moved, a BOM here would lead the stream and be
+						// skipped. It goes out first, tagged.
+						out = r.flushPend(out, c)
+						edited = true
+					}
 					e := nextEOL(chunk, p+1, &crAt)
 					if e < 0 {
 						r.ph = phSkip
@@ -569,6 +580,7 @@ scan:
 	}
 
 	out = append(out, chunk[fwd:]...)
+	r.wrote = r.wrote || len(out) > start
 	if r.lastIDOnly && !r.minting {
 		r.classifyLastID()
 	}
