@@ -100,8 +100,8 @@ var Keys = []string{
 var routeKeys = []string{"route_name", "path_prefix", "transport"}
 
 // MaxConfigBytes bounds the configuration: far more than 256 routes with
-// fields of 1024 bytes need, and small enough that validating any nesting
-// within it stays cheap.
+// fields of 1024 bytes need. It also bounds the stack gjson's recursive
+// validation takes on a deeply nested input (about 128 bytes a level).
 const MaxConfigBytes = 1 << 20
 
 // Parse validates data and returns the configuration. Empty data (or only
