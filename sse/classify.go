@@ -12,14 +12,16 @@ import (
 // beyond dataPrefix. It never returns cursor.KindPriming: whether an event
 // primes the stream depends on its id, which the Rewriter knows.
 //
-// Only top-level keys count, read in order with gjson, and reading stops at
-// the first decisive one:
+// Only top-level keys count, read in order in one pass with gjson. "result"
+// and "error" are decisive: reading stops at the first of them. Without
+// one, the members in the prefix are read to its end, since only the end
+// tells a notification (no "id") from a request:
 //
 //   - An event type other than "" or "message" is KindOther.
-//   - An object whose first "result" or "error" key comes before the other is
-//     KindResponse or KindError. Either key decides at once, even after
-//     "method": a message with both is not valid JSON-RPC, and counting it
-//     as a response is the safe side.
+//   - An object with "result" is KindResponse, one with "error" KindError
+//     (whichever comes first decides). Either key decides at once, even
+//     after "method": a message with both is not valid JSON-RPC, and
+//     counting it as a response is the safe side.
 //   - Else an object with "method" is KindRequest when it also has "id", else
 //     KindNotification.
 //   - Else an object with "id" is KindResponse: the Go SDK encodes a nil
