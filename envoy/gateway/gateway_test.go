@@ -36,7 +36,8 @@ var (
 	transportOfPath = map[string]cursor.Transport{
 		"/mcp":      cursor.TransportHTTP,
 		"/sse":      cursor.TransportSSE,
-		"/messages": cursor.TransportSSE,
+		"/messages": cursor.TransportSSE, // PathPrefix: /messages/ (the Python SDK's) too
+		"/message":  cursor.TransportSSE, // the TypeScript SDK's SSEServerTransport
 	}
 	streamingPaths = []string{"/mcp", "/sse"}
 )
@@ -267,7 +268,7 @@ func TestEnvoyGatewayVariants(t *testing.T) {
 		{"image with a scheme", policyFile, "url: registry.example.com", "url: oci://registry.example.com", "without a scheme"},
 		{"plugin key the parser rejects", policyFile, "- path_prefix: /mcp", "- path: /mcp", `unknown key "path"`},
 		{"plugin transport wrong for the path", policyFile, "      - path_prefix: /mcp\n        transport: http", "      - path_prefix: /mcp\n        transport: sse", "gives /mcp transport sse"},
-		{"plugin misses a path", policyFile, "      - path_prefix: /messages\n        transport: sse\n", "", "guards no route for /messages"},
+		{"plugin misses a path", policyFile, "      - path_prefix: /message\n        transport: sse\n", "", "guards no route for /message"},
 		{"route names in Envoy Gateway", policyFile, "- path_prefix: /mcp", "- route_name: mcp-streamable", "match by path_prefix"},
 		{"two Wasm entries", policyFile, "  wasm:\n", "  wasm:\n  - name: other\n    code: {type: Image, image: {url: registry.example.com/other:v1}}\n", "2 wasm entries"},
 		{"policy targets another route", policyFile, "    name: mcp\n", "    name: mcp-legacy\n", `want gateway.networking.k8s.io/HTTPRoute "mcp"`},
