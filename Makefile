@@ -12,6 +12,8 @@ FUZZTIME ?= 30s
 VERSION  ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 SOURCE   ?= https://github.com/mcp-resume-guard/mcp-resume-guard
+# Where releases publish the image (make release writes it into the notes).
+IMAGE    ?= ghcr.io/mcp-resume-guard/mcp-resume-guard
 
 .PHONY: all help build test e2e demo bench fuzz oci release validate check clean run
 
@@ -87,7 +89,7 @@ release:
 	@echo '$(VERSION)' | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+$$' || { echo "make release: VERSION=$(VERSION): want VERSION=vX.Y.Z"; exit 1; }
 	$(MAKE) --no-print-directory build oci VERSION=$(VERSION) COMMIT=$(COMMIT) SOURCE=$(SOURCE)
 	$(GO) run ./internal/tools/release -version $(VERSION) -wasm $(WASM) -oci $(BUILD)/mcp-resume-guard-oci.tar \
-		-changelog CHANGELOG.md -o $(BUILD)/release
+		-changelog CHANGELOG.md -image $(IMAGE) -o $(BUILD)/release
 
 ## validate: checks the plugin configuration in CONFIG (JSON, an Envoy bootstrap, an Istio WasmPlugin or an Envoy Gateway EnvoyExtensionPolicy) with the plugin's own parser
 validate:

@@ -6,7 +6,7 @@
 //
 // The version, revision and source become the manifest's
 // org.opencontainers.image.* annotations (make oci passes them). It prints the image's manifest digest, to pin the WasmPlugin url by
-// digest. No Docker needed; push with skopeo, crane or oras (README.md, "Deploy to Istio").
+// digest. No Docker needed; push with skopeo, crane or oras (docs/deploy-istio.md).
 package main
 
 import (
