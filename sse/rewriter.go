@@ -377,7 +377,10 @@ scan:
 							p = vs
 							continue scan
 						}
-						r.setType(vs, e) // the last event field wins
+						r.evType.setSpan(vs, e) // the last event field wins
+						if ep := string(chunk[vs:e]) == "endpoint"; ep != r.endpoint {
+							r.setEndpoint(ep)
+						}
 						p = r.endLine(chunk[e], e)
 						continue
 					}
@@ -658,12 +661,6 @@ func (r *Rewriter) startValue() {
 	case fieldID:
 		r.idValue = len(r.hold)
 	}
-}
-
-// setType makes chunk[lo:hi] the event type.
-func (r *Rewriter) setType(lo, hi int) {
-	r.evType.setSpan(lo, hi)
-	r.setEndpoint(string(r.chunk[lo:hi]) == "endpoint")
 }
 
 // setEndpoint records whether the event type is now "endpoint", which sets
