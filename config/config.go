@@ -82,6 +82,7 @@ func Default() Config {
 		MaxSessions:       DefaultMaxSessions,
 		SessionTTLSeconds: DefaultSessionTTLSeconds,
 		MaxLineBytes:      DefaultMaxLineBytes,
+		Policy:            cursor.Policy{Unacked: cursor.UnackedRewind},
 		MintCursors:       true,
 		PrincipalHeader:   DefaultPrincipalHeader,
 	}

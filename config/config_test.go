@@ -113,7 +113,7 @@ func TestDefault(t *testing.T) {
 		t.Errorf("numeric defaults %+v", c)
 	}
 	if c.Policy != (cursor.Policy{
-		Untagged: cursor.UntaggedReinit, Unacked: cursor.UnackedReinit, Scope: cursor.ScopeResponses,
+		Untagged: cursor.UntaggedReinit, Unacked: cursor.UnackedRewind, Scope: cursor.ScopeResponses,
 		Replay: cursor.ReplayExclusive, Unknown: cursor.UnknownForward,
 	}) {
 		t.Errorf("policy defaults %+v", c.Policy)

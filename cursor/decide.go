@@ -52,6 +52,12 @@ type Decision struct {
 	Rewound bool
 	// Tail is the stream tail the cursor matched, if any.
 	Tail *Tail
+	// FromCursor is set for a drain race decided from a minted cursor
+	// alone: this replica held no watermark that mentions it.
+	FromCursor bool
+	// Kind is what is known of the cursor's event: from the tail that
+	// matched it, else from a minted cursor (KindOther when nothing is).
+	Kind EventKind
 }
 
 // Detected reports whether the decision found one of the conditions the seed
@@ -67,11 +73,12 @@ func (d Decision) Tombstones() bool {
 	return d.Action == Reinit && d.Reason != ReasonTombstoned
 }
 
-// Decide applies the resume decision table of DESIGN.md §2 to a request on a
-// route of transport route, carrying the client's Last-Event-ID cursor ("" if
-// none), for a session whose watermark record is rec (nil when the filter
-// holds none: no session, unknown session, or expired record; a record with
-// only Tombstoned set when the session is tombstoned but has no watermarks).
+// Decide applies the resume decision table (docs/how-it-decides.md) to a
+// request on a route of transport route, carrying the client's Last-Event-ID
+// cursor ("" if none), for a session whose watermark record is rec (nil when
+// the filter holds none: no session, unknown session, or expired record; a
+// record with only Tombstoned set when the session is tombstoned but has no
+// watermarks).
 //
 // A tombstoned session is refused on every request, with or without a
 // cursor: the MCP spec says a server that terminated a session answers 404
@@ -79,19 +86,36 @@ func (d Decision) Tombstones() bool {
 // such even on a tombstoned session: it is the seed's signature, logged and
 // counted whatever else holds (both answers are the same 404).
 //
-//	| case            | condition                                     | default              |
-//	| cross-transport | prefix transport ≠ route                      | Reinit, always       |
-//	| tombstoned      | rec.Tombstoned (any request of the session)   | Reinit               |
-//	| no cursor       | cursor == ""                                  | Forward              |
-//	| untagged        | no sse:/http: prefix, or nothing after it     | Reinit (passthrough) |
-//	| unknown         | no tail mentions the cursor                   | strip (reinit)       |
-//	| drain race      | cursor = last ID of an unacked tail, in scope | Reinit (rewind, observe) |
-//	| normal          | anything else                                 | strip                |
+// The cursor is read with ParseCursor: a minted cursor (format version 1)
+// also says whether its event was a result or an error, and names the
+// stream's previous event. That is what lets a replica without the
+// watermark — another Envoy, a restarted one, one whose record was evicted
+// — still catch the drain race ("drain race (cursor)").
+//
+//	| case               | condition                                        | default               |
+//	| cross-transport    | prefix transport ≠ route                         | Reinit, always        |
+//	| tombstoned         | rec.Tombstoned (any request of the session)      | Reinit                |
+//	| no cursor          | cursor == ""                                     | Forward               |
+//	| untagged           | no sse:/http: prefix, nothing after it, CR/LF/NUL| Reinit (passthrough)  |
+//	| drain race (state) | cursor = last ID of an unacked tail, in scope    | unacked_cursor policy |
+//	| normal (state)     | a tail mentions the cursor otherwise             | strip                 |
+//	| drain race (cursor)| no tail mentions it, cursor says "result"        | unacked_cursor policy |
+//	| unknown            | no tail mentions the cursor, it says nothing more| strip (reinit)        |
+//
+// A cursor that says "error" is in the cursor rule only under unacked_scope
+// all: the TypeScript client resumes a POST stream after a JSON-RPC error, so
+// an error cursor is no sign of a lost result. On a legacy (sse) route the
+// cursor rule never re-initializes: a legacy reconnect carries no session,
+// and an idle cut after a delivered response looks exactly like a drain race
+// there; it rewinds when it can and otherwise only observes.
 func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
-	t, id := SplitTagged(cursor)
-	if id == "" {
+	c, valid := ParseCursor(cursor)
+	t, id := c.Transport, c.ID
+	if id == "" || !valid {
 		// "sse:" or "http:" alone: the filter never tags an empty ID (an
-		// empty id field resets the client's cursor), so it did not mint it.
+		// empty id field resets the client's cursor), so it did not mint
+		// it; nor a cursor holding CR, LF or NUL, which must never be
+		// forwarded.
 		t = TransportNone
 	}
 	if t != TransportNone && t != route {
@@ -104,7 +128,7 @@ func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 		return Decision{Action: Forward, Reason: ReasonNoCursor}
 	}
 	if t == TransportNone {
-		if p.Untagged == UntaggedPassthrough {
+		if p.Untagged == UntaggedPassthrough && valid {
 			return Decision{Action: Forward, Reason: ReasonUntagged}
 		}
 		return Decision{Action: Reinit, Reason: ReasonUntagged}
@@ -114,17 +138,20 @@ func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 		tail = rec.find(t, id)
 	}
 	if tail == nil {
+		if c.Minted && p.cursorInScope(c.Kind) {
+			return raceFromCursor(route, c, p)
+		}
 		if p.Unknown == UnknownReinit {
 			return Decision{Action: Reinit, Reason: ReasonUnknown}
 		}
-		return Decision{Action: ForwardCursor, Reason: ReasonUnknown, Cursor: id}
+		return Decision{Action: ForwardCursor, Reason: ReasonUnknown, Cursor: id, Kind: c.Kind}
 	}
 	if tail.LastID != id || tail.Acked || !p.InScope(tail.LastKind) {
-		return Decision{Action: ForwardCursor, Reason: ReasonNormal, Cursor: id, Tail: tail}
+		return Decision{Action: ForwardCursor, Reason: ReasonNormal, Cursor: id, Tail: tail, Kind: tail.LastKind}
 	}
 	// The drain race: the client resumes from an event the filter saw sent
 	// on a stream that was cut before it was acknowledged.
-	race := Decision{Action: ForwardCursor, Reason: ReasonDrainRace, Cursor: id, Tail: tail}
+	race := Decision{Action: ForwardCursor, Reason: ReasonDrainRace, Cursor: id, Tail: tail, Kind: tail.LastKind}
 	if p.Replay == ReplayInclusive {
 		return race // the upstream replays the cursor's event itself
 	}
@@ -132,12 +159,36 @@ func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 	case UnackedObserve:
 		return race
 	case UnackedRewind:
+		// The tail's previous ID, or the cursor's when the record could not
+		// keep it (two long IDs do not fit a record together).
 		if tail.PrevID != "" {
 			race.Cursor, race.Rewound = tail.PrevID, true
 			return race
 		}
+		if c.HasPrev() {
+			race.Cursor, race.Rewound = c.Prev(), true
+			return race
+		}
 		// The unacked event was the stream's first: there is no earlier
 		// cursor that replays it, so only a re-initialization is safe.
+	}
+	race.Action, race.Cursor = Reinit, ""
+	return race
+}
+
+// raceFromCursor answers a drain race known from a minted cursor alone: no
+// tail here mentions it, and it says its event was a response in scope.
+func raceFromCursor(route Transport, c Cursor, p Policy) Decision {
+	race := Decision{Action: ForwardCursor, Reason: ReasonDrainRace, Cursor: c.ID, FromCursor: true, Kind: c.Kind}
+	if p.Replay == ReplayInclusive || p.Unacked == UnackedObserve {
+		return race
+	}
+	if c.HasPrev() && (p.Unacked == UnackedRewind || route == TransportSSE) {
+		race.Cursor, race.Rewound = c.Prev(), true
+		return race
+	}
+	if route == TransportSSE {
+		return race // never re-initialized by the cursor rule: observe only
 	}
 	race.Action, race.Cursor = Reinit, ""
 	return race

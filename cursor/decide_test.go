@@ -1,6 +1,9 @@
 package cursor
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // tail builds a stream tail for the decision tests.
 func tail(stream uint32, t Transport, last, prev string, kind EventKind, acked bool) Tail {
@@ -46,6 +49,8 @@ type decideCase struct {
 	rewound  bool
 	detected bool
 	stream   uint32 // Stream of Decision.Tail; 0 means Tail must be nil
+	// fromCursor: Decision.FromCursor (a drain race known from the cursor).
+	fromCursor bool
 }
 
 // decideCases holds every row of the decision table of DESIGN.md §2 (and of
@@ -202,9 +207,92 @@ var decideCases = []decideCase{
 	{name: "normal/second_tail_matches", route: TransportHTTP, cursor: "http:e-7",
 		rec: rec(raceHTTP, tail(2, TransportHTTP, "e-7", "e-6", KindResponse, true)), policy: defaults,
 		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-7", stream: 2},
-	{name: "normal/id_with_colon_and_nul", route: TransportHTTP, cursor: "http:a:b\x00c",
+	{name: "normal/id_with_colon", route: TransportHTTP, cursor: "http:a:b:c",
+		rec: rec(tail(5, TransportHTTP, "a:b:c", "a:b", KindResponse, true)), policy: defaults,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "a:b:c", stream: 5},
+	// No CR, LF or NUL ever reaches the forwarded Last-Event-ID: the guard
+	// never tags such an ID (SSE ignores an id with NUL), so it did not mint
+	// the cursor, even when a tail names it; passthrough does not forward it
+	// either.
+	{name: "untagged/nul", route: TransportHTTP, cursor: "http:a:b\x00c",
 		rec: rec(tail(5, TransportHTTP, "a:b\x00c", "a:b", KindResponse, true)), policy: defaults,
-		action: ForwardCursor, reason: ReasonNormal, cursorTo: "a:b\x00c", stream: 5},
+		action: Reinit, reason: ReasonUntagged},
+	{name: "untagged/cr_passthrough", route: TransportHTTP, cursor: "http:a\rb", policy: passthrough,
+		action: Reinit, reason: ReasonUntagged},
+	{name: "untagged/lf_minted", route: TransportHTTP, cursor: "http:~1r1.0.a\nb", policy: rewind,
+		action: Reinit, reason: ReasonUntagged},
+
+	// Row "drain race (cursor)": no tail here mentions a minted cursor that
+	// says "result". Rewind (the configuration's default) forwards the
+	// cursor's previous ID on any replica.
+	{name: "cursor_race/rewind_no_record", route: TransportHTTP, cursor: minted(TransportHTTP, "1_7", "1_6", KindResponse),
+		rec: nil, policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "1_6", rewound: true, detected: true, fromCursor: true},
+	{name: "cursor_race/rewind_other_tails", route: TransportHTTP, cursor: minted(TransportHTTP, "1_7", "0_9", KindResponse),
+		rec: rec(raceHTTP), policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "0_9", rewound: true, detected: true, fromCursor: true},
+	{name: "cursor_race/rewind_first_event_reinit", route: TransportHTTP, cursor: minted(TransportHTTP, "1_0", "", KindResponse),
+		rec: nil, policy: rewind,
+		action: Reinit, reason: ReasonDrainRace, detected: true, fromCursor: true},
+	{name: "cursor_race/reinit_policy", route: TransportHTTP, cursor: minted(TransportHTTP, "1_7", "1_6", KindResponse),
+		rec: nil, policy: defaults,
+		action: Reinit, reason: ReasonDrainRace, detected: true, fromCursor: true},
+	{name: "cursor_race/observe", route: TransportHTTP, cursor: minted(TransportHTTP, "1_7", "1_6", KindResponse),
+		rec: nil, policy: observe,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "1_7", detected: true, fromCursor: true},
+	{name: "cursor_race/inclusive", route: TransportHTTP, cursor: minted(TransportHTTP, "1_7", "1_6", KindResponse),
+		rec: nil, policy: Policy{Unacked: UnackedRewind, Replay: ReplayInclusive},
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "1_7", detected: true, fromCursor: true},
+	// On a legacy route the cursor rule never re-initializes.
+	{name: "cursor_race/legacy_reinit_policy_rewinds", route: TransportSSE, cursor: minted(TransportSSE, "e-104", "e-103", KindResponse),
+		rec: nil, policy: defaults,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-103", rewound: true, detected: true, fromCursor: true},
+	{name: "cursor_race/legacy_first_event_observes", route: TransportSSE, cursor: minted(TransportSSE, "e-100", "", KindResponse),
+		rec: nil, policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-100", detected: true, fromCursor: true},
+	// The cross-transport row still comes first for minted cursors.
+	{name: "cursor_race/cross_transport_first", route: TransportHTTP, cursor: minted(TransportSSE, "e-104", "e-103", KindResponse),
+		rec: nil, policy: rewind,
+		action: Reinit, reason: ReasonCrossTransport, detected: true},
+	// An error cursor is no drain race by itself (clients resume after a
+	// JSON-RPC error) unless unacked_scope is all.
+	{name: "cursor_race/error_out_of_scope", route: TransportHTTP, cursor: minted(TransportHTTP, "1_7", "1_6", KindError),
+		rec: nil, policy: rewind,
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "1_7"},
+	{name: "cursor_race/error_scope_all", route: TransportHTTP, cursor: minted(TransportHTTP, "1_7", "1_6", KindError),
+		rec: nil, policy: Policy{Unacked: UnackedRewind, Scope: ScopeAll},
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "1_6", rewound: true, detected: true, fromCursor: true},
+	// The stateful rule keeps catching errors where the watermark is.
+	{name: "drain_race/error_tail", route: TransportHTTP, cursor: minted(TransportHTTP, "e-104", "e-103", KindError),
+		rec: rec(tail(9, TransportHTTP, "e-104", "e-103", KindError, false)), policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-103", rewound: true, detected: true, stream: 9},
+	// The watermark sharpens the answer: an acknowledged tail proves a
+	// clean end, so the minted cursor is an ordinary resume.
+	{name: "cursor_race/acked_tail_is_normal", route: TransportHTTP, cursor: minted(TransportHTTP, "e-104", "e-103", KindResponse),
+		rec: rec(tail(9, TransportHTTP, "e-104", "e-103", KindResponse, true)), policy: rewind,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-104", stream: 9},
+	{name: "cursor_race/not_last_is_normal", route: TransportHTTP, cursor: minted(TransportHTTP, "e-103", "e-102", KindResponse),
+		rec: rec(raceHTTP), policy: rewind,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-103", stream: 9},
+	// A record that could not keep the previous ID (two long IDs) rewinds
+	// to the cursor's.
+	{name: "drain_race/rewind_prev_from_cursor", route: TransportHTTP, cursor: minted(TransportHTTP, "e-104", "e-103", KindResponse),
+		rec: rec(tail(9, TransportHTTP, "e-104", "", KindResponse, false)), policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-103", rewound: true, detected: true, stream: 9},
+	// A minted notification ID (escaped "~" ID) is a plain unknown cursor.
+	{name: "unknown/minted_escape", route: TransportHTTP, cursor: minted(TransportHTTP, "~x", "", KindNotification),
+		rec: nil, policy: rewind,
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "~x"},
+	// A damaged minted cursor is a plain one: forwarded as the client sent
+	// it (what a client could do anyway), never rewound.
+	{name: "unknown/damaged_minted", route: TransportHTTP, cursor: "http:~1r9.4.abc_76",
+		rec: nil, policy: rewind,
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "~1r9.4.abc_76"},
+}
+
+// minted is the cursor the rewriter mints for an event.
+func minted(t Transport, id, prev string, k EventKind) string {
+	return string(AppendMinted(nil, t, []byte(id), []byte(prev), k))
 }
 
 func TestDecide(t *testing.T) {
@@ -226,6 +314,9 @@ func TestDecide(t *testing.T) {
 			if d.Detected() != tc.detected {
 				t.Errorf("Detected() = %v, want %v", d.Detected(), tc.detected)
 			}
+			if d.FromCursor != tc.fromCursor {
+				t.Errorf("FromCursor = %v, want %v", d.FromCursor, tc.fromCursor)
+			}
 			switch {
 			case tc.stream == 0 && d.Tail != nil:
 				t.Errorf("Tail = %+v, want nil", *d.Tail)
@@ -240,6 +331,13 @@ func TestDecide(t *testing.T) {
 			}
 			if d.Rewound && d.Reason != ReasonDrainRace {
 				t.Errorf("Rewound with reason %v", d.Reason)
+			}
+			if d.FromCursor && (d.Tail != nil || d.Reason != ReasonDrainRace) {
+				t.Errorf("FromCursor with tail %v, reason %v", d.Tail, d.Reason)
+			}
+			// The cursor rule never re-initializes on a legacy route.
+			if d.FromCursor && tc.route == TransportSSE && d.Action == Reinit {
+				t.Errorf("cursor rule re-initialized on a legacy route")
 			}
 		})
 	}
@@ -387,15 +485,20 @@ func recordsEqual(a, b Record) bool {
 }
 
 // FuzzDecide checks the invariants of the decision table on arbitrary
-// cursors and records: the outcome always follows from the cursor's tag and
-// the record, and a forwarded cursor is either the client's (untagged) ID or
-// a previous ID the record holds.
+// cursors and records: the outcome always follows from the cursor (read by
+// ParseCursor) and the record, a forwarded cursor is either the client's
+// (untagged) ID or a previous ID that the record or the cursor itself holds,
+// and no CR, LF or NUL is ever forwarded. Together: a forged cursor can do
+// no more than a plain cursor could.
 func FuzzDecide(f *testing.F) {
 	f.Add(uint8(2), "sse:e-104", "e-104", "e-103", uint8(1), false, false, uint8(0))
 	f.Add(uint8(1), "sse:e-104", "e-104", "e-103", uint8(1), false, false, uint8(1))
 	f.Add(uint8(2), "http:e-1", "e-1", "", uint8(4), false, true, uint8(0xff))
 	f.Add(uint8(2), "", "", "", uint8(0), true, false, uint8(0))
 	f.Add(uint8(1), "e-104", "e-104", "", uint8(1), false, false, uint8(3))
+	f.Add(uint8(1), "http:~1r5.4.abc_76", "x", "", uint8(1), false, false, uint8(2))
+	f.Add(uint8(0), "sse:~1r5.4.abc_76", "abc_7", "", uint8(1), false, false, uint8(0))
+	f.Add(uint8(1), "http:~1e5.4.abc_76", "", "", uint8(5), false, false, uint8(8))
 	f.Fuzz(func(t *testing.T, route uint8, cursor, last, prev string, kind uint8, acked, tomb bool, pol uint8) {
 		rt := Transport(route%2 + 1)
 		p := Policy{
@@ -405,12 +508,17 @@ func FuzzDecide(f *testing.F) {
 			Replay:   ReplayMode(pol >> 4 & 1),
 			Unknown:  UnknownPolicy(pol >> 5 & 1),
 		}
+		k := EventKind(kind % 6)
 		r := &Record{Session: KeyOf("s"), Tombstoned: tomb, Tails: []Tail{
-			{Stream: 1, Transport: TransportSSE, LastID: last, PrevID: prev, LastKind: EventKind(kind % 5), Acked: acked},
-			{Stream: 2, Transport: TransportHTTP, LastID: last, PrevID: prev, LastKind: EventKind(kind % 5), Acked: acked},
+			{Stream: 1, Transport: TransportSSE, LastID: last, PrevID: prev, LastKind: k, Acked: acked},
+			{Stream: 2, Transport: TransportHTTP, LastID: last, PrevID: prev, LastKind: k, Acked: acked},
 		}}
 		d := Decide(rt, cursor, r, p)
-		ct, id := SplitTagged(cursor)
+		c, valid := ParseCursor(cursor)
+		ct, id := c.Transport, c.ID
+		if !valid {
+			ct = TransportNone
+		}
 		want := func(reason Reason) {
 			t.Helper()
 			if d.Reason != reason {
@@ -440,16 +548,29 @@ func FuzzDecide(f *testing.F) {
 			if d.Reason != ReasonNoCursor && d.Reason != ReasonUntagged {
 				t.Fatalf("Forward with reason %v", d.Reason)
 			}
+			if d.Reason == ReasonUntagged && !valid {
+				t.Fatalf("passed through %q, which holds CR, LF or NUL", cursor)
+			}
 		case ForwardCursor:
 			if ct != rt {
 				t.Fatalf("forwarded cursor %q on a %v route", cursor, rt)
 			}
-			if d.Rewound {
-				if d.Tail == nil || d.Cursor != d.Tail.PrevID || d.Cursor == "" {
-					t.Fatalf("rewound to %q, not the tail's previous ID", d.Cursor)
+			switch {
+			case !d.Rewound:
+				if d.Cursor != id {
+					t.Fatalf("forwarded %q, want the stripped cursor %q", d.Cursor, id)
 				}
-			} else if d.Cursor != id {
-				t.Fatalf("forwarded %q, want the stripped cursor %q", d.Cursor, id)
+			case d.FromCursor || d.Tail != nil && d.Tail.PrevID == "":
+				if !c.Minted || d.Cursor != c.Prev() || d.Cursor == "" {
+					t.Fatalf("rewound to %q, not the cursor's previous ID %q", d.Cursor, c.Prev())
+				}
+			case d.Tail == nil || d.Cursor != d.Tail.PrevID:
+				t.Fatalf("rewound to %q, not the tail's previous ID", d.Cursor)
+			}
+			// (A record's IDs come from the rewriter, which never records
+			// such an ID; only the cursor is the client's.)
+			if strings.ContainsAny(d.Cursor, "\r\n\x00") && !strings.ContainsAny(last+prev, "\r\n\x00") {
+				t.Fatalf("forwarded %q, which holds CR, LF or NUL", d.Cursor)
 			}
 		default:
 			t.Fatalf("unknown action %d", d.Action)
@@ -459,12 +580,21 @@ func FuzzDecide(f *testing.F) {
 		}
 		// The drain race is exactly: a tagged cursor with an ID, of the
 		// route's transport, equal to an unacked last ID in scope (responses,
-		// or every kind but priming events under unacked_scope: all).
-		k := EventKind(kind % 5)
-		inScope := k == KindResponse || p.Scope == ScopeAll && k != KindPriming
-		race := !tomb && id != "" && ct == rt && last == id && !acked && inScope
-		if race != (d.Reason == ReasonDrainRace) {
-			t.Fatalf("Decide(%v, %q) reason %v; drain race expected: %v", rt, cursor, d.Reason, race)
+		// or every kind but priming events under unacked_scope: all) — or,
+		// when no tail mentions it, a minted cursor that says "result" (or
+		// "error" under unacked_scope: all).
+		judged := !tomb && id != "" && ct == rt
+		mentioned := last == id || prev != "" && prev == id
+		inScope := k.IsResponse() || p.Scope == ScopeAll && k != KindPriming
+		stateRace := judged && last == id && !acked && inScope
+		cursorRace := judged && !mentioned && c.Minted &&
+			(c.Kind == KindResponse || c.Kind == KindError && p.Scope == ScopeAll)
+		if stateRace != (d.Reason == ReasonDrainRace && !d.FromCursor) || cursorRace != d.FromCursor {
+			t.Fatalf("Decide(%v, %q) = %+v; drain race expected: state %v, cursor %v", rt, cursor, d, stateRace, cursorRace)
+		}
+		// The cursor rule never re-initializes on a legacy route.
+		if d.FromCursor && rt == TransportSSE && d.Action == Reinit {
+			t.Fatalf("cursor rule re-initialized %q on a legacy route", cursor)
 		}
 	})
 }

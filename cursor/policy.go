@@ -17,11 +17,14 @@ const (
 type UnackedPolicy uint8
 
 const (
-	// UnackedReinit forces a re-initialization (the default).
+	// UnackedReinit forces a re-initialization (the zero value; the
+	// configuration's default is UnackedRewind, see config.Default).
 	UnackedReinit UnackedPolicy = iota
 	// UnackedRewind forwards the stream's previous event ID instead, so an
 	// upstream that replays strictly after the cursor replays the unacked
-	// event again (at-least-once; clients dedupe by event ID).
+	// event again (at-least-once: the tool ran once, the client gets its
+	// result; an SDK client ignores a response for a request it already
+	// finished). The configuration's default.
 	UnackedRewind
 	// UnackedObserve forwards the cursor (tag stripped) and only logs.
 	UnackedObserve
@@ -77,4 +80,12 @@ type Policy struct {
 // point resumability exists for.
 func (p Policy) InScope(k EventKind) bool {
 	return k.IsResponse() || p.Scope == ScopeAll && k != KindPriming
+}
+
+// cursorInScope reports whether a minted cursor that says its event was of
+// kind k makes a drain race under p when no watermark mentions it: a result
+// always, an error only under ScopeAll (clients resume after a JSON-RPC
+// error, so an error cursor alone is no sign of a lost result).
+func (p Policy) cursorInScope(k EventKind) bool {
+	return k == KindResponse || k == KindError && p.Scope == ScopeAll
 }

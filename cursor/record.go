@@ -74,6 +74,12 @@ func (r *Record) Observe(stream uint32, t Transport, last, prev string, kind Eve
 		prev = ""
 	}
 	tail := Tail{Stream: stream, Transport: t, LastID: last, PrevID: prev, LastKind: kind}
+	if r.headerLen()+tail.encodedLen() > MaxRecordBytes {
+		// Two long IDs (from about 237 bytes each) do not fit one record
+		// together: keep the last ID, which is what a decision matches, and
+		// drop the previous one (a minted cursor carries it anyway).
+		tail.PrevID = ""
+	}
 	if i := r.tailIndex(stream); i >= 0 {
 		r.Tails = append(r.Tails[:i], r.Tails[i+1:]...)
 	}
@@ -163,18 +169,30 @@ func (r *Record) find(t Transport, id string) *Tail {
 	return nil
 }
 
-// encodedLen is len(r.AppendEncode(nil)) with every tail kept.
+// encodedLen bounds len(r.AppendEncode(nil)) with every tail kept (exact
+// but for the varints it counts at their largest).
 func (r *Record) encodedLen() int {
-	n := 2 + uvarintLen(uint64(r.Created)) + uvarintLen(uint64(r.Updated)) + len(r.Session) + 1
+	n := r.headerLen()
 	for i := range r.Tails {
-		t := &r.Tails[i]
-		shared := commonPrefix(t.LastID, t.PrevID)
-		rest := len(t.PrevID) - shared
-		n += uvarintLen(uint64(t.Stream)) + 1 +
-			uvarintLen(uint64(len(t.LastID))) + len(t.LastID) +
-			uvarintLen(uint64(shared)) + uvarintLen(uint64(rest)) + rest
+		n += r.Tails[i].encodedLen()
 	}
 	return n
+}
+
+// headerLen is the encoded size of r without its tails. Updated is counted
+// at its largest (5 bytes), as Observe is about to set it.
+func (r *Record) headerLen() int {
+	return 2 + uvarintLen(uint64(r.Created)) + 5 + len(r.Session) + 1
+}
+
+// encodedLen is the encoded size of t in a record. The stream nonce is
+// counted at its largest (5 bytes).
+func (t *Tail) encodedLen() int {
+	shared := commonPrefix(t.LastID, t.PrevID)
+	rest := len(t.PrevID) - shared
+	return 5 + 1 +
+		uvarintLen(uint64(len(t.LastID))) + len(t.LastID) +
+		uvarintLen(uint64(shared)) + uvarintLen(uint64(rest)) + rest
 }
 
 func uvarintLen(v uint64) int {

@@ -663,3 +663,26 @@ func TestDecodeRejectsOversized(t *testing.T) {
 		t.Fatalf("Decode accepted a %d-byte record with %d tails", len(b), len(got.Tails))
 	}
 }
+
+// TestObserveLongIDs: every ID up to MaxEventIDBytes is recorded, even when
+// it and its previous ID are too long to fit one record together (issue 15:
+// IDs of 237–256 bytes used to leave the record empty); the previous ID is
+// then dropped, and the last ID still decides.
+func TestObserveLongIDPairs(t *testing.T) {
+	for n := 200; n <= MaxEventIDBytes; n++ {
+		last := strings.Repeat("a", n-1) + "1"
+		prev := strings.Repeat("b", n)
+		r := Record{Session: KeyOf("s"), Created: 1}
+		if !r.Observe(3, TransportHTTP, last, prev, KindResponse, 2, Policy{}) {
+			t.Fatalf("%d-byte ID: Observe reports no change", n)
+		}
+		b := r.AppendEncode(nil)
+		got, ok, err := Decode(b)
+		if !ok || err != nil || len(got.Tails) != 1 || got.Tails[0].LastID != last {
+			t.Fatalf("%d-byte ID: decoded %+v, %v, %v; want its tail", n, got, ok, err)
+		}
+		if d := Decide(TransportHTTP, "http:"+last, &got, Policy{}); d.Reason != ReasonDrainRace {
+			t.Fatalf("%d-byte ID: resume decided %v, want drain_race", n, d.Reason)
+		}
+	}
+}

@@ -64,15 +64,16 @@ func (k SessionKey) hi() uint64 { return binary.LittleEndian.Uint64(k[8:]) }
 // Tag is how logs name a session instead of printing its ID: the first 32
 // bits of its key, as 8 hex digits (zero-padded). It is a short handle, not a secret: a low-entropy
 // ID can be found from it.
-func (k SessionKey) Tag() string {
+func (k SessionKey) Tag() string { return string(k.AppendTag(nil)) }
+
+// AppendTag appends k.Tag() to dst.
+func (k SessionKey) AppendTag(dst []byte) []byte {
 	const hexDigits = "0123456789abcdef"
-	var b [8]byte
 	v := uint32(k.lo())
-	for i := len(b) - 1; i >= 0; i-- {
-		b[i] = hexDigits[v&0xf]
-		v >>= 4
+	for shift := 28; shift >= 0; shift -= 4 {
+		dst = append(dst, hexDigits[v>>uint(shift)&0xf])
 	}
-	return string(b[:])
+	return dst
 }
 
 // SessionTag is KeyOf(session).Tag().

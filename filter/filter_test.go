@@ -11,10 +11,14 @@ import (
 
 // Every test here runs natively and against the built .wasm (harness_test.go).
 
+// testConfig is the stateful guard of the builds before self-describing
+// cursors (mint_cursors off, unacked_cursor reinit): cursors minted by such a
+// build keep its rules. The tests of minted cursors and of the defaults use
+// their own configurations (cursor_test.go).
 const testConfig = `{"routes":[
  {"path_prefix":"/mcp","transport":"http"},
  {"path_prefix":"/sse","transport":"sse"},
- {"path_prefix":"/messages","transport":"sse"}]}`
+ {"path_prefix":"/messages","transport":"sse"}],"mint_cursors":false,"unacked_cursor":"reinit"}`
 
 const (
 	evNotification = "id: e-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"
@@ -185,7 +189,7 @@ func TestUntaggedCursor(t *testing.T) {
 	})
 	t.Run("passthrough", func(t *testing.T) {
 		forEachDriver(t, func(t *testing.T, h *harness) {
-			h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"untagged_cursor":"passthrough"}`)
+			h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"untagged_cursor":"passthrough","mint_cursors":false,"unacked_cursor":"reinit"}`)
 			s, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-1"}, [2]string{"last-event-id", "e-9"})
 			if s.localReply() != nil {
 				t.Fatal("passthrough refused an untagged cursor")
@@ -234,7 +238,7 @@ func TestDrainRace(t *testing.T) {
 	})
 	t.Run("rewind", func(t *testing.T) {
 		forEachDriver(t, func(t *testing.T, h *harness) {
-			h.withVMs(2).start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind"}`)
+			h.withVMs(2).start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind","mint_cursors":false}`)
 			cut := h.streamTail("s-1", true)
 			s := resume(h)
 			crossVM(h, cut, s)
@@ -251,7 +255,7 @@ func TestDrainRace(t *testing.T) {
 	})
 	t.Run("observe", func(t *testing.T) {
 		forEachDriver(t, func(t *testing.T, h *harness) {
-			h.withVMs(2).start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"observe"}`)
+			h.withVMs(2).start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"observe","mint_cursors":false}`)
 			cut := h.streamTail("s-1", true)
 			s := resume(h)
 			crossVM(h, cut, s)
@@ -383,7 +387,7 @@ func TestSharedDataFailureFailsOpen(t *testing.T) {
 
 func TestSSEOverflowPassesUntouched(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, h *harness) {
-		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"max_line_bytes":64}`)
+		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"max_line_bytes":64,"mint_cursors":false,"unacked_cursor":"reinit"}`)
 		s, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-1"})
 		long := "id: " + strings.Repeat("x", 100) + "\ndata: {}\n\n"
 		out := h.sseResponse(s, "id: e-1\ndata: {}\n\n", long, "id: e-2\ndata: {}\n\n")

@@ -133,7 +133,7 @@ func TestRewoundCursorSurvivesStoreReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, err := wasmhost.New(context.Background(), wasmhost.Options{Wasm: b, VMs: 1, Env: []string{"GOGC=1", "GODEBUG=clobberfree=1"},
-		PluginConfig: []byte(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind"}`)})
+		PluginConfig: []byte(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind","mint_cursors":false}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

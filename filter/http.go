@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
@@ -35,6 +36,7 @@ type httpContext struct {
 	hasSession bool // false when the request carries none (yet)
 	key        cursor.SessionKey
 	isDelete   bool
+	hadCursor  bool // the request carried a Last-Event-ID (a resume)
 	localReply bool // this stream's response is our own re-initialization
 
 	// Response stream state, set only for a rewritten SSE response, from
@@ -79,6 +81,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	h.setSession(req.session) // its digest, kept for the response path
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
+	h.hadCursor = last != ""
 	if h.isDelete || last == "" && !h.hasSession {
 		// A DELETE passes to the upstream, which frees the session, and
 		// clears the record on its way back. A request with neither cursor
@@ -137,6 +140,9 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 	if d.Detected() {
 		if d.Reason == cursor.ReasonDrainRace {
 			p.metrics.drainRaceDetected.inc()
+			if d.FromCursor {
+				p.metrics.drainRaceFromCursor.inc()
+			}
 		}
 		h.logDetection(d)
 	}
@@ -146,6 +152,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 			// untagged_cursor: passthrough; when this stops moving, the
 			// rollout window is over.
 			p.metrics.untaggedPassthrough.inc()
+			h.logDecision(d)
 		}
 		return types.ActionContinue
 	case cursor.ForwardCursor:
@@ -164,11 +171,13 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 		if d.Rewound {
 			p.metrics.rewinds.inc()
 		}
+		h.logDecision(d)
 		return types.ActionContinue
 	}
 
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
+	h.logDecision(d)
 	if h.hasSession && d.Tombstones() {
 		p.stored(p.store.Tombstone(h.key, now), "cannot tombstone the session")
 	}
@@ -186,6 +195,50 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 	}
 	h.localReply = true
 	return types.ActionPause
+}
+
+// logDecision writes the info line of a judged request: every resume (a
+// request with a cursor) and every refusal. Requests without a cursor that
+// pass are not logged: they are the ordinary traffic. The line is built in
+// the plugin's reused buffer: a resume allocates nothing for it.
+//
+//	mcp-resume-guard: decision session=1a2b3c4d decision=rewound resume=true reason=drain_race from=cursor route_transport=http
+func (h *httpContext) logDecision(d cursor.Decision) {
+	p := h.plugin
+	b := append(p.logBuf[:0], "mcp-resume-guard: decision session="...)
+	if h.hasSession {
+		b = h.key.AppendTag(b)
+	} else {
+		b = append(b, "none"...)
+	}
+	b = append(b, " decision="...)
+	switch {
+	case d.Action == cursor.Reinit:
+		b = append(b, "reinit:"...)
+		b = append(b, d.Reason.String()...)
+	case d.Action == cursor.Forward:
+		b = append(b, "forward"...)
+	case d.Rewound:
+		b = append(b, "rewound"...)
+	default:
+		b = append(b, "stripped"...)
+	}
+	b = append(b, " resume="...)
+	b = strconv.AppendBool(b, h.hadCursor)
+	b = append(b, " reason="...)
+	b = append(b, d.Reason.String()...)
+	switch {
+	case d.FromCursor:
+		b = append(b, " from=cursor"...)
+	case d.Tail != nil:
+		b = append(b, " from=watermark"...)
+	}
+	b = append(b, " route_transport="...)
+	b = append(b, h.transport.String()...)
+	p.logBuf = b[:0]
+	// The host copies the message during the call: a view of the buffer
+	// is enough.
+	proxywasm.LogInfo(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 func (h *httpContext) countReinit(r cursor.Reason) {
@@ -210,9 +263,12 @@ func (h *httpContext) countReinit(r cursor.Reason) {
 func (h *httpContext) logDetection(d cursor.Decision) {
 	var b strings.Builder
 	b.WriteString("mcp-resume-guard: ")
-	if d.Reason == cursor.ReasonDrainRace {
+	switch {
+	case d.FromCursor:
+		b.WriteString("drain race (from the cursor): resume cursor names a response and no watermark here shows its stream ended cleanly")
+	case d.Reason == cursor.ReasonDrainRace:
 		b.WriteString("drain race: resume cursor equals the last event of a stream cut before it was acknowledged")
-	} else {
+	default:
 		b.WriteString("cross-transport cursor: resume cursor was minted by the other transport")
 	}
 	b.WriteString("; session=")
@@ -222,8 +278,16 @@ func (h *httpContext) logDetection(d cursor.Decision) {
 	if d.Tail != nil {
 		b.WriteString(" event=")
 		b.WriteString(strconv.Quote(truncate(d.Tail.LastID, 64)))
+	}
+	if d.Reason == cursor.ReasonDrainRace {
 		b.WriteString(" kind=")
-		b.WriteString(d.Tail.LastKind.String())
+		b.WriteString(d.Kind.String())
+		b.WriteString(" from=")
+		if d.FromCursor {
+			b.WriteString("cursor")
+		} else {
+			b.WriteString("watermark")
+		}
 	}
 	b.WriteString(" action=")
 	switch {

@@ -33,6 +33,7 @@ type pluginContext struct {
 
 	scratch   []byte               // rewritten body chunks
 	held      []byte               // a copy of the rewriter's held-back bytes during a body callback
+	logBuf    []byte               // decision log lines (logDecision)
 	rewriters []*sse.Rewriter      // free list, reused across streams
 	tails     []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
 	contexts  []*httpContext       // free list of stream contexts whose stream ended

@@ -84,7 +84,7 @@ func TestCutResultOutlivesFourCleanCalls(t *testing.T) {
 
 func TestPrimingEventIsNotARace(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, h *harness) {
-		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_scope":"all"}`)
+		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_scope":"all","mint_cursors":false,"unacked_cursor":"reinit"}`)
 		s, _ := h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-1"})
 		// A long tool call: the priming event, then the idle timeout.
 		out := h.sseResponse(s, "id: 0_0\ndata: \n\n")
@@ -104,7 +104,7 @@ func TestPrimingEventIsNotARace(t *testing.T) {
 func TestUnrecordableTailEvictsNothing(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, h *harness) {
 		// One slot: every session competes for it.
-		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"max_sessions":1}`)
+		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"max_sessions":1,"mint_cursors":false,"unacked_cursor":"reinit"}`)
 		h.toolCall("s-1", "e-1", "e-2", true)
 		long := strings.Repeat("L", 1000)
 		h.toolCall("s-2", "e-9", long, true) // nothing to record
@@ -116,7 +116,7 @@ func TestUnrecordableTailEvictsNothing(t *testing.T) {
 
 func TestSharedDataKeysCarryMaxSessions(t *testing.T) {
 	onlyDriver(t, wasm, func(t *testing.T, h *harness) { // reads the host's shared data
-		h.withVMs(2).start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"max_sessions":7}`)
+		h.withVMs(2).start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"max_sessions":7,"mint_cursors":false,"unacked_cursor":"reinit"}`)
 		for i := 0; i < 40; i++ {
 			h.toolCall(fmt.Sprint("s-", i), "e-1", "e-2", true)
 		}
@@ -218,7 +218,7 @@ func TestTrailersEndTheStream(t *testing.T) {
 
 func TestRewindFirstEventOfResumedStream(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, h *harness) {
-		h.withVMs(2).start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind"}`)
+		h.withVMs(2).start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind","mint_cursors":false}`)
 		// A resume the filter forwards (no watermark: unknown, stripped)...
 		s, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-1"}, [2]string{"last-event-id", "http:e-1"})
 		if fwd, _ := header(s.requestHeaders(), "last-event-id"); fwd != "e-1" || s.localReply() != nil {
@@ -273,7 +273,7 @@ func TestHeldBytesSurviveBodyFailures(t *testing.T) {
 // session, its local reply, nor the cursor it forwarded.
 func TestReusedContextStartsClean(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, h *harness) {
-		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind"}`)
+		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind","mint_cursors":false}`)
 		// A forwarded resume (unknown cursor, stripped): its context keeps
 		// the cursor for its response stream.
 		s, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-1"}, [2]string{"last-event-id", "http:e-1"})

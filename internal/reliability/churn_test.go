@@ -58,7 +58,7 @@ func TestChurn(t *testing.T) {
 		maxSessions = 1000
 		sessions    = 30_000
 	)
-	h, _ := newHost(t, configWith(`,"max_sessions":1000`), wasmhost.Options{VMs: 2})
+	h, _ := newHost(t, configWith(`,"max_sessions":1000,"unacked_cursor":"reinit"`), wasmhost.Options{VMs: 2})
 	runSessions(t, h, 0, sessions/5)
 	early := bench.MeasureShared(h)
 	runSessions(t, h, sessions/5, sessions)
