@@ -76,13 +76,20 @@ func isProgress(ev sseEvent, token string) bool {
 // connections, opened anew for every resume.
 type scenarioClient struct {
 	rs   *Replicas
+	url  string // the front door, or the upstream itself (direct)
 	base *http.Transport
 	http *http.Client
 }
 
 func newScenarioClient(rs *Replicas, beforeResume func()) *scenarioClient {
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	return &scenarioClient{rs: rs, base: base, http: &http.Client{Transport: reconnectingTransport{base: base, beforeResume: beforeResume}}}
+	return &scenarioClient{rs: rs, url: rs.FrontURL, base: base, http: &http.Client{Transport: reconnectingTransport{base: base, beforeResume: beforeResume}}}
+}
+
+// direct makes the client talk to the upstream itself, without the guard.
+func (c *scenarioClient) direct() *scenarioClient {
+	c.url = c.rs.UpstreamURL
+	return c
 }
 
 func (c *scenarioClient) close() { c.base.CloseIdleConnections() }
@@ -104,7 +111,7 @@ func toolCall(id int, tool, token string) string {
 
 // post sends msg to path and returns the open response.
 func (c *scenarioClient) post(ctx context.Context, path, sid, msg string, hdr http.Header) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.rs.FrontURL+path, strings.NewReader(msg))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+path, strings.NewReader(msg))
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +223,9 @@ func (c *scenarioClient) cutAt(ctx context.Context, sid, tool string, stop func(
 }
 
 func (c *scenarioClient) waitEnded(ctx context.Context, tok string) error {
+	if c.url == c.rs.UpstreamURL {
+		return c.upstreamIdle(ctx) // no replica to tell
+	}
 	select {
 	case <-c.rs.StreamDone(tok):
 		return nil
@@ -243,7 +253,7 @@ func (r resumeResult) silentLoss() bool { return r.status/100 == 2 && !r.deliver
 func (c *scenarioClient) resume(ctx context.Context, path, sid, cursor string, callID int) (resumeResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.rs.FrontURL+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url+path, nil)
 	if err != nil {
 		return resumeResult{}, err
 	}
@@ -315,7 +325,7 @@ func (c *scenarioClient) legacyCut(ctx context.Context, tool string) (sid, curso
 	tok := newToken()
 	streamCtx, cut := context.WithCancel(ctx)
 	defer cut()
-	req, err := http.NewRequestWithContext(streamCtx, http.MethodGet, c.rs.FrontURL+"/sse", nil)
+	req, err := http.NewRequestWithContext(streamCtx, http.MethodGet, c.url+"/sse", nil)
 	if err != nil {
 		return "", "", err
 	}
@@ -378,6 +388,25 @@ func (c *scenarioClient) upstreamLogged(ctx context.Context, sid string) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("the upstream never logged the response: %w", ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// upstreamIdle waits until the upstream noticed every cut: no session has
+// an open stream.
+func (c *scenarioClient) upstreamIdle(ctx context.Context) error {
+	for {
+		open := 0
+		for _, s := range c.rs.Upstream.Sessions() {
+			open += s.OpenStreams
+		}
+		if open == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the upstream did not notice the cut: %w", ctx.Err())
 		case <-time.After(time.Millisecond):
 		}
 	}
