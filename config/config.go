@@ -82,7 +82,7 @@ func Default() Config {
 		MaxSessions:       DefaultMaxSessions,
 		SessionTTLSeconds: DefaultSessionTTLSeconds,
 		MaxLineBytes:      DefaultMaxLineBytes,
-		Policy:            cursor.Policy{Unacked: cursor.UnackedRewind},
+		Policy:            cursor.Policy{Unacked: cursor.UnackedRewind, Minting: true},
 		MintCursors:       true,
 		PrincipalHeader:   DefaultPrincipalHeader,
 	}
@@ -127,6 +127,7 @@ func Parse(data []byte) (Config, error) {
 	if err != nil {
 		return c, err
 	}
+	c.Policy.Minting = c.MintCursors // the decision knows every response is minted
 	return c, nil
 }
 

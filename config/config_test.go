@@ -41,7 +41,7 @@ func TestParseValid(t *testing.T) {
 		{"unknown_reinit", `{"unknown_cursor":"reinit"}`, with(func(c *Config) { c.Policy.Unknown = cursor.UnknownReinit })},
 		{"legacy_reply", `{"legacy_reinit":"reply"}`, with(func(c *Config) { c.LegacyReinit = LegacyReply })},
 		{"legacy_drop_cursor", `{"legacy_reinit":"drop_cursor"}`, with(func(c *Config) { c.LegacyReinit = LegacyDropCursor })},
-		{"mint_off", `{"mint_cursors":false}`, with(func(c *Config) { c.MintCursors = false })},
+		{"mint_off", `{"mint_cursors":false}`, with(func(c *Config) { c.MintCursors, c.Policy.Minting = false, false })},
 		{"mint_on", `{"mint_cursors":true}`, with(func(c *Config) { c.MintCursors = true })},
 		{"principal_custom", `{"principal_header":"x-forwarded-client-cert"}`, with(func(c *Config) { c.PrincipalHeader = "x-forwarded-client-cert" })},
 		{"principal_off", `{"principal_header":""}`, with(func(c *Config) { c.PrincipalHeader = "" })},
@@ -88,7 +88,7 @@ func TestParseValid(t *testing.T) {
 			Routes: []Route{{PathPrefix: "/mcp", Transport: cursor.TransportHTTP}},
 			Policy: cursor.Policy{
 				Untagged: cursor.UntaggedPassthrough, Unacked: cursor.UnackedRewind, Scope: cursor.ScopeAll,
-				Replay: cursor.ReplayInclusive, Unknown: cursor.UnknownReinit,
+				Replay: cursor.ReplayInclusive, Unknown: cursor.UnknownReinit, Minting: false,
 			},
 			LegacyReinit: LegacyDropCursor, MaxSessions: 500, SessionTTLSeconds: 60, MaxLineBytes: 4096,
 			MintCursors: false, PrincipalHeader: "x-jwt-sub",
@@ -114,7 +114,7 @@ func TestDefault(t *testing.T) {
 	}
 	if c.Policy != (cursor.Policy{
 		Untagged: cursor.UntaggedReinit, Unacked: cursor.UnackedRewind, Scope: cursor.ScopeResponses,
-		Replay: cursor.ReplayExclusive, Unknown: cursor.UnknownForward,
+		Replay: cursor.ReplayExclusive, Unknown: cursor.UnknownForward, Minting: true,
 	}) {
 		t.Errorf("policy defaults %+v", c.Policy)
 	}

@@ -100,7 +100,11 @@ func (d Decision) Tombstones() bool {
 //	| drain race (state) | cursor = last ID of an unacked tail, in scope    | unacked_cursor policy |
 //	| normal (state)     | a tail mentions the cursor otherwise             | strip                 |
 //	| drain race (cursor)| no tail mentions it, cursor says "result"        | unacked_cursor policy |
-//	| unknown            | no tail mentions the cursor, it says nothing more| strip (reinit)        |
+//	| unknown            | no tail mentions the cursor, it says nothing more| strip (reinit¹)       |
+//
+// ¹ unknown_cursor: reinit refuses it only while the guard does not mint
+// (Policy.Minting): a minting guard gives every response a minted ID, so a
+// plain cursor it cannot place names no result.
 //
 // A cursor that says "error" is in the cursor rule only under unacked_scope
 // all: the TypeScript client resumes a POST stream after a JSON-RPC error, so
@@ -141,7 +145,7 @@ func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 		if c.Minted && p.cursorInScope(c.Kind) {
 			return raceFromCursor(route, c, p)
 		}
-		if p.Unknown == UnknownReinit {
+		if p.Unknown == UnknownReinit && !p.Minting {
 			return Decision{Action: Reinit, Reason: ReasonUnknown}
 		}
 		return Decision{Action: ForwardCursor, Reason: ReasonUnknown, Cursor: id, Kind: c.Kind}

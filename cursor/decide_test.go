@@ -283,6 +283,15 @@ var decideCases = []decideCase{
 	{name: "unknown/minted_escape", route: TransportHTTP, cursor: minted(TransportHTTP, "~x", "", KindNotification),
 		rec: nil, policy: rewind,
 		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "~x"},
+	// A minting guard gives every response a minted ID: a plain cursor it
+	// cannot place names no result, so unknown_cursor: reinit leaves it be
+	// (a clean resume that reached another replica).
+	{name: "unknown/reinit_policy_minting", route: TransportHTTP, cursor: "http:e-7",
+		rec: nil, policy: Policy{Unknown: UnknownReinit, Unacked: UnackedRewind, Minting: true},
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "e-7"},
+	{name: "unknown/reinit_policy_minting_error", route: TransportHTTP, cursor: minted(TransportHTTP, "1_7", "1_6", KindError),
+		rec: rec(raceHTTP), policy: Policy{Unknown: UnknownReinit, Minting: true},
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "1_7"},
 	// A damaged minted cursor is a plain one: forwarded as the client sent
 	// it (what a client could do anyway), never rewound.
 	{name: "unknown/damaged_minted", route: TransportHTTP, cursor: "http:~1r9.4.abc_76",
@@ -507,6 +516,7 @@ func FuzzDecide(f *testing.F) {
 			Scope:    Scope(pol >> 3 & 1),
 			Replay:   ReplayMode(pol >> 4 & 1),
 			Unknown:  UnknownPolicy(pol >> 5 & 1),
+			Minting:  pol>>6&1 == 1,
 		}
 		k := EventKind(kind % 6)
 		r := &Record{Session: KeyOf("s"), Tombstoned: tomb, Tails: []Tail{
@@ -595,6 +605,10 @@ func FuzzDecide(f *testing.F) {
 		// The cursor rule never re-initializes on a legacy route.
 		if d.FromCursor && rt == TransportSSE && d.Action == Reinit {
 			t.Fatalf("cursor rule re-initialized %q on a legacy route", cursor)
+		}
+		// A minting guard never refuses a cursor only for being unknown.
+		if p.Minting && d.Reason == ReasonUnknown && d.Action == Reinit {
+			t.Fatalf("minting guard refused the unknown cursor %q", cursor)
 		}
 	})
 }

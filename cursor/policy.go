@@ -61,7 +61,9 @@ type UnknownPolicy uint8
 const (
 	// UnknownForward forwards the cursor with its tag stripped (the default).
 	UnknownForward UnknownPolicy = iota
-	// UnknownReinit forces a re-initialization.
+	// UnknownReinit forces a re-initialization, unless the guard mints
+	// self-describing cursors (Policy.Minting): the strict mode of a single
+	// proxy with stateful cursors.
 	UnknownReinit
 )
 
@@ -72,6 +74,13 @@ type Policy struct {
 	Scope    Scope
 	Replay   ReplayMode
 	Unknown  UnknownPolicy
+	// Minting says that the guard mints self-describing IDs (the
+	// configuration's mint_cursors): every response event it serves then
+	// carries a minted ID, so a plain cursor no watermark mentions names an
+	// event that was not a response, and resuming from it loses no result.
+	// UnknownReinit then has nothing left to guard and no longer refuses
+	// it: a clean resume that reaches another replica is not refused.
+	Minting bool
 }
 
 // InScope reports whether an unacknowledged last event of kind k makes a
