@@ -398,11 +398,10 @@ func checkTopology(t *testing.T, rs *Replicas, tl *replicaTally) {
 // cross-transport resumes (the seed), and apart from them the artificial
 // resume with a response's ID after a clean end. It prints one line per
 // combination and checks, on every row: no silent loss; every
-// cross-transport resume re-initialized; no clean resume refused, except
-// under unknown_cursor reinit on a replica that never saw the stream (that
-// option's documented cost: a plain cursor there says nothing); under
+// cross-transport resume re-initialized; no clean resume refused; under
 // rewind every drain race replayed and its tool run once; under reinit
-// every drain race refused at once.
+// every drain race refused at once, and a resume after a clean end refused
+// exactly when it reached a replica without the stream's watermark.
 func TestReplicas(t *testing.T) {
 	skipExternal(t, "guard replicas, each its own embedded host and shared data, behind a test front")
 	var (
@@ -471,16 +470,12 @@ func playReplicas(t *testing.T, c combo) string {
 	if tl.crossReinits != tl.played[crossTransport] {
 		t.Errorf("%d of %d cross-transport resumes re-initialized (cross_transport), want every one", tl.crossReinits, tl.played[crossTransport])
 	}
-	// A clean resume's cursor is a notification's, which says nothing about
-	// its event: on a replica without the stream's watermark it is an
-	// unknown cursor, refused only under unknown_cursor reinit.
-	wantFalse := 0
-	if c.unknown == "reinit" {
-		wantFalse = cleanElsewhere
-	}
-	if tl.falseReinits != wantFalse || tl.cleanDelivered != tl.played[cleanResume]-wantFalse {
-		t.Errorf("clean resumes: %d refused, %d delivered; want %d refused (resumes on another replica under unknown_cursor %s), the rest delivered",
-			tl.falseReinits, tl.cleanDelivered, wantFalse, c.unknown)
+	// A clean resume's cursor is a notification's: a minting guard knows it
+	// names no response, whatever replica it reaches and whatever
+	// unknown_cursor says.
+	if tl.falseReinits != 0 || tl.cleanDelivered != tl.played[cleanResume] {
+		t.Errorf("clean resumes: %d refused, %d of %d delivered (%d on another replica than their call); want none refused, every one delivered",
+			tl.falseReinits, tl.cleanDelivered, tl.played[cleanResume], cleanElsewhere)
 	}
 	switch c.unacked {
 	case "rewind":
@@ -554,10 +549,10 @@ func holdAll(t *testing.T, n int, between func()) (hook func(), wait func()) {
 // TestReplicaRestart restarts every replica (an Envoy restart or a plugin
 // upgrade: fresh VMs, empty shared data) between streams and their resumes,
 // under the default unacked_cursor policy: the drain races are caught from
-// the cursor and replayed, clean resumes are forwarded (unknown_cursor
-// forward) or refused (reinit: a plain cursor on a guard without state),
-// cross-transport resumes are refused; nothing is lost silently, and new
-// sessions are guarded as before.
+// the cursor and replayed, clean resumes are forwarded (under either
+// unknown_cursor policy: a minting guard knows a plain cursor names no
+// response), cross-transport resumes are refused; nothing is lost
+// silently, and new sessions are guarded as before.
 func TestReplicaRestart(t *testing.T) {
 	skipExternal(t, "restarts the embedded replicas")
 	const each = 8
@@ -593,12 +588,8 @@ func TestReplicaRestart(t *testing.T) {
 				t.Errorf("after the restart: %d of %d drain races replayed, %d decided from the cursor; want all, from the cursor (the watermarks are gone)",
 					tl.replayed, each, after.get("drain_race_from_cursor_total"))
 			}
-			wantFalse := 0
-			if unknown == "reinit" {
-				wantFalse = each
-			}
-			if tl.falseReinits != wantFalse || tl.cleanDelivered != each-wantFalse {
-				t.Errorf("after the restart: %d clean resumes refused, %d delivered; want %d refused under unknown_cursor %s, the rest delivered", tl.falseReinits, tl.cleanDelivered, wantFalse, unknown)
+			if tl.falseReinits != 0 || tl.cleanDelivered != each {
+				t.Errorf("after the restart: %d clean resumes refused, %d of %d delivered; want none refused, every one delivered", tl.falseReinits, tl.cleanDelivered, each)
 			}
 
 			// The restarted tier guards new sessions as before.
