@@ -76,6 +76,33 @@ func BenchmarkRewriteLastIDOnly(b *testing.B) {
 	}
 }
 
+// BenchmarkRewriteMint is BenchmarkRewriteLastIDOnly while minting, as the
+// plugin runs it with mint_cursors: every event with an ID is classified and
+// its id line moved. It reports the bytes added per event ID.
+func BenchmarkRewriteMint(b *testing.B) {
+	r := NewRewriter(cursor.TransportSSE, 0)
+	r.ClassifyLastIDOnly(true)
+	r.SetMint(true)
+	dst := make([]byte, 0, 32<<10)
+	var added, ids int
+	pass := func() {
+		r.Reset(cursor.TransportSSE, 0)
+		added, ids = 0, 0
+		for _, c := range benchStream {
+			dst, _ = r.Rewrite(dst[:0], c, false)
+			added += len(dst) - len(c)
+			ids += r.Tagged()
+		}
+	}
+	pass()
+	b.SetBytes(streamBytes(benchStream))
+	b.ReportAllocs()
+	for b.Loop() {
+		pass()
+	}
+	b.ReportMetric(float64(added)/float64(ids), "B/id")
+}
+
 // BenchmarkRewriteFreshChunks is BenchmarkRewriteLastIDOnly with every
 // chunk in a newly allocated buffer, as the plugin gets them from the host:
 // the garbage keeps GC cycles, and their write barriers, running. Compare it

@@ -107,24 +107,15 @@ func TestLongDataDoesNotOverflow(t *testing.T) {
 	want := bytes.Replace(bytes.Replace(in, []byte("id: big"), []byte("id: sse:big"), 1), []byte("id: after"), []byte("id: sse:after"), 1)
 
 	r := NewRewriter(cursor.TransportSSE, 64)
-	chunks := chunked(in, 16<<10)
-	out := make([]byte, 0, len(in)+64)
-	dst := make([]byte, 0, 32<<10)
 	evs := make([]Event, 0, 4)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i, c := range chunks {
-		dst, _ = r.Rewrite(dst[:0], c, i == len(chunks)-1)
-		out = append(out, dst...)
+	out, grown := streamMeasured(r, chunked(in, 16<<10), func(int, []byte) {
 		for _, e := range r.Events() {
 			e.ID = bytes.Clone(e.ID)
 			evs = append(evs, e)
 		}
-	}
-	runtime.ReadMemStats(&after)
+	})
 	// Only the data prefix and the events' arena may have been allocated.
-	if grown := after.TotalAlloc - before.TotalAlloc; grown > 64<<10 {
+	if grown > 64<<10 {
 		t.Fatalf("allocated %d bytes while streaming %d", grown, len(in))
 	}
 	if r.Overflowed() {
@@ -139,6 +130,28 @@ func TestLongDataDoesNotOverflow(t *testing.T) {
 	if len(evs) != 2 || string(evs[0].ID) != "big" || !evs[0].Truncated || len(evs[0].Data) != DataPrefixBytes || string(evs[1].ID) != "after" {
 		t.Fatalf("events %s", dumpEvents(evs))
 	}
+}
+
+// streamMeasured feeds chunks to r, the last with eos, calling each after
+// every call with its output, and returns the whole output and how many
+// bytes were allocated meanwhile (beyond the output buffer).
+func streamMeasured(r *Rewriter, chunks [][]byte, each func(i int, dst []byte)) (out []byte, allocated uint64) {
+	n := 64
+	for _, c := range chunks {
+		n += len(c)
+	}
+	out = make([]byte, 0, n)
+	dst := make([]byte, 0, 32<<10)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i, c := range chunks {
+		dst, _ = r.Rewrite(dst[:0], c, i == len(chunks)-1)
+		out = append(out, dst...)
+		each(i, dst)
+	}
+	runtime.ReadMemStats(&after)
+	return out, after.TotalAlloc - before.TotalAlloc
 }
 
 func TestOverflow(t *testing.T) {

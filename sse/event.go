@@ -24,8 +24,13 @@ type Event struct {
 	HasID bool
 	// Type is the value of the event field; empty means "message".
 	Type []byte
-	// Data is at most DataPrefixBytes of the event's data, its lines joined
-	// with '\n' as SSE joins them.
+	// Data is the event's data, its lines joined with '\n' as SSE joins
+	// them, cut to DataPrefixBytes. For an event of type "endpoint" (the
+	// legacy transport's announcement of the session's message URL), the
+	// data lines that follow its event field are kept up to the Rewriter's
+	// maxLineBytes (at least DataPrefixBytes), so that a session ID of that
+	// length reaches the caller whole; an endpoint event that names its type
+	// only after its data keeps just DataPrefixBytes of it.
 	Data []byte
 	// Truncated reports that the data is longer than Data.
 	Truncated bool
@@ -35,8 +40,10 @@ type Event struct {
 }
 
 // dispatch ends the current event at an empty line: it is reported when it
-// carried an id or data, and the per-event state is cleared either way.
-func (r *Rewriter) dispatch() {
+// carried an id or data, and the per-event state is cleared either way. It
+// returns the event's kind (KindOther when none was computed).
+func (r *Rewriter) dispatch() cursor.EventKind {
+	kind := cursor.KindOther
 	if r.hasID || r.hasData {
 		// The event is filled in place, every field of it, in a slot
 		// that may hold an event of the previous call: copying one built
@@ -49,35 +56,56 @@ func (r *Rewriter) dispatch() {
 			r.events = append(r.events, Event{})
 		}
 		ev := &r.events[n]
-		ev.HasID, ev.Truncated, ev.Kind = r.hasID, r.dataTrunc, cursor.KindOther
+		ev.HasID, ev.Truncated = r.hasID, r.dataTrunc
+		limit := r.dataLimit()
 		if r.dataInChunk {
 			data := r.chunk[r.dataLo:r.dataHi]
-			if len(data) > DataPrefixBytes {
-				data, ev.Truncated = data[:DataPrefixBytes], true
+			if len(data) > limit {
+				data, ev.Truncated = data[:limit], true
 			}
 			ev.Data = span(data)
 		} else {
 			data := r.data
-			if ev.Truncated {
-				data = data[:DataPrefixBytes]
-			} else if len(data) > 0 {
+			if !ev.Truncated && len(data) > 0 {
 				data = data[:len(data)-1] // the '\n' after the last line
+			}
+			if len(data) > limit {
+				data, ev.Truncated = data[:limit], true
 			}
 			ev.Data = r.keep(data)
 		}
 		ev.ID = r.valueBytes(&r.id)
 		ev.Type = r.valueBytes(&r.evType)
-		if !r.lastIDOnly {
-			ev.Kind = kindOf(ev.HasID, ev.Type, ev.Data, ev.Truncated)
+		// A held id line needs its event's kind for its cursor.
+		if !r.lastIDOnly || r.pend.on {
+			kind = kindOf(ev.HasID, ev.Type, ev.Data, ev.Truncated)
+		}
+		ev.Kind = kind
+		if r.minting && ev.HasID && !r.pend.on {
+			// An ID that went out in place (dispatchHeld records a held
+			// one after minting it).
+			r.prev = append(r.prev[:0], ev.ID...)
 		}
 	}
 	r.id.clear()
 	r.hasID = false
 	r.evType.clear()
+	r.endpoint = false
 	r.data = r.data[:0]
 	r.dataInChunk = false
 	r.hasData = false
 	r.dataTrunc = false
+	return kind
+}
+
+// dataLimit is how much of the current event's data is kept: DataPrefixBytes,
+// or for an "endpoint" event maxLineBytes (at least DataPrefixBytes), so that
+// the session ID it announces reaches the caller whole.
+func (r *Rewriter) dataLimit() int {
+	if r.endpoint {
+		return max(r.max, DataPrefixBytes)
+	}
+	return DataPrefixBytes
 }
 
 // valueBytes returns v for an Event: its span of the chunk, or a copy of

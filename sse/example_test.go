@@ -27,3 +27,24 @@ func ExampleRewriter() {
 	// "id: sse:e-104\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n" changed=true
 	// event id=e-104 kind=response
 }
+
+func ExampleRewriter_SetMint() {
+	r := sse.NewRewriter(cursor.TransportHTTP, 4096)
+	r.SetMint(true)
+	r.Resume([]byte("abc_6")) // the stream resumes after upstream event abc_6
+	body := []string{
+		"event: message\nid: abc_7\n", // the id line is held until its event dispatches...
+		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n",
+	}
+	var out []byte
+	for i, chunk := range body {
+		out, _ = r.Rewrite(out[:0], []byte(chunk), i == len(body)-1)
+		fmt.Printf("%q held=%q\n", out, r.Held())
+	}
+	c, _ := cursor.ParseCursor("http:~1r5.4.abc_76")
+	fmt.Println(c.ID, c.Kind, c.Prev())
+	// Output:
+	// "event: message\n" held="id: abc_7\n"
+	// "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\nid: http:~1r5.4.abc_76\n\n" held=""
+	// abc_7 response abc_6
+}

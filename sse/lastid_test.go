@@ -40,14 +40,20 @@ func TestClassifyLastIDOnlyEveryChunking(t *testing.T) {
 			splits = append(splits, randomSplit(in, rng))
 		}
 		for _, chunks := range splits {
-			compareLastIDOnly(t, chunks)
+			compareLastIDOnly(t, chunks, false)
+			compareLastIDOnly(t, chunks, true)
 		}
 	}
 }
 
-func compareLastIDOnly(t *testing.T, chunks [][]byte) {
+// compareLastIDOnly runs chunks through two Rewriters, one classifying
+// every event and one only the last with an ID of each call (while minting:
+// every event with an ID), and compares them.
+func compareLastIDOnly(t *testing.T, chunks [][]byte, mint bool) {
 	t.Helper()
 	full, lazy := NewRewriter(cursor.TransportSSE, 0), NewRewriter(cursor.TransportSSE, 0)
+	full.SetMint(mint)
+	lazy.SetMint(mint)
 	lazy.ClassifyLastIDOnly(true)
 	for i, c := range chunks {
 		eos := i == len(chunks)-1
@@ -67,7 +73,7 @@ func compareLastIDOnly(t *testing.T, chunks [][]byte) {
 		want := make([]Event, len(ea))
 		copy(want, ea)
 		for j := range want {
-			if j != last {
+			if j != last && !(mint && want[j].HasID) {
 				want[j].Kind = cursor.KindOther
 			}
 		}
@@ -176,12 +182,15 @@ func TestNoStaleEvents(t *testing.T) {
 }
 
 // FuzzClassifyLastIDOnly compares the two classification modes on random
-// input under a random chunking (drawn from seed).
+// input under random chunkings (drawn from seed), tagging in place and
+// minting.
 func FuzzClassifyLastIDOnly(f *testing.F) {
 	for _, in := range lastIDInputs() {
 		f.Add(in, uint64(len(in)))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
-		compareLastIDOnly(t, randomSplit(in, rand.New(rand.NewPCG(seed, seed>>7))))
+		rng := rand.New(rand.NewPCG(seed, seed>>7))
+		compareLastIDOnly(t, randomSplit(in, rng), false)
+		compareLastIDOnly(t, randomSplit(in, rng), true)
 	})
 }

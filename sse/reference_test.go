@@ -25,12 +25,29 @@ type refEvent struct {
 	HasData     bool   // the data buffer was non-empty: a message event fires
 }
 
+// dataPiece is a data field's value as the reference parser appends it to
+// the data buffer, and whether the event type was "endpoint" then (which
+// sets how much of it a Rewriter keeps).
+type dataPiece struct {
+	value    string
+	endpoint bool
+}
+
 // refParse parses a whole stream the way an EventSource does, returning one
 // refEvent per dispatch, in order.
 func refParse(in []byte) []refEvent {
+	evs, _ := refParseLog(in)
+	return evs
+}
+
+// refParseLog is refParse that also returns, for each dispatch, the data
+// fields it appended.
+func refParseLog(in []byte) ([]refEvent, [][]dataPiece) {
 	s := strings.TrimPrefix(string(in), "\ufeff") // one leading BOM
 	var (
 		evs                []refEvent
+		logs               [][]dataPiece
+		pieces             []dataPiece
 		lastID, id, typ    string
 		data               strings.Builder
 		hasID, dataNonZero bool
@@ -51,7 +68,8 @@ func refParse(in []byte) []refEvent {
 			ev := refEvent{LastEventID: lastID, ID: id, HasID: hasID, Type: typ, HasData: dataNonZero}
 			ev.Data = strings.TrimSuffix(d, "\n")
 			evs = append(evs, ev)
-			id, typ, hasID, dataNonZero = "", "", false, false
+			logs = append(logs, pieces)
+			id, typ, hasID, dataNonZero, pieces = "", "", false, false, nil
 			data.Reset()
 			continue
 		}
@@ -69,13 +87,14 @@ func refParse(in []byte) []refEvent {
 			data.WriteString(value)
 			data.WriteByte('\n')
 			dataNonZero = true
+			pieces = append(pieces, dataPiece{value, typ == "endpoint"})
 		case "id":
 			if !strings.Contains(value, "\x00") {
 				lastID, id, hasID = value, value, value != ""
 			}
 		}
 	}
-	return evs
+	return evs, logs
 }
 
 // expand models the rewrite on a whole input: the prefix goes in at the
@@ -129,26 +148,66 @@ func expand(in []byte, prefix string, maxLine int) (want []byte, overflowAt, tag
 	return want, overflowAt, tagged
 }
 
-// wantEvents is what a Rewriter must report for the reference events: those
-// with an id or data, with data cut to DataPrefixBytes.
-func wantEvents(ref []refEvent) []Event {
+// wantEvents is what a Rewriter whose line limit is maxLine must report for
+// the reference events of in: those with an id or data, with data cut to
+// DataPrefixBytes, or for endpoint events kept up to maxLine (see keptData).
+func wantEvents(in []byte, maxLine int) []Event {
+	ref, logs := refParseLog(in)
 	var evs []Event
-	for _, e := range ref {
+	for i, e := range ref {
 		if !e.HasID && !e.HasData {
 			continue
 		}
-		ev := Event{HasID: e.HasID, ID: []byte(e.ID), Type: []byte(e.Type), Data: []byte(e.Data)}
-		if len(ev.Data) > DataPrefixBytes {
-			ev.Data, ev.Truncated = ev.Data[:DataPrefixBytes], true
-		}
-		if e.HasID && e.Data == "" {
-			ev.Kind = cursor.KindPriming
-		} else {
-			ev.Kind = Classify(ev.Type, ev.Data, ev.Truncated)
-		}
+		ev := Event{HasID: e.HasID, ID: []byte(e.ID), Type: []byte(e.Type)}
+		ev.Data, ev.Truncated = keptData(logs[i], e.Type == "endpoint", maxLine)
+		ev.Kind = wantKind(e)
 		evs = append(evs, ev)
 	}
 	return evs
+}
+
+// keptData models the Rewriter's bounded data buffer: each data line (and
+// the '\n' after it) is kept while the buffer holds at most the bound of
+// its time plus one byte; the data reported at dispatch is then cut to the
+// bound of the event's final type.
+func keptData(pieces []dataPiece, endpoint bool, maxLine int) (data []byte, truncated bool) {
+	limit := func(endpoint bool) int {
+		if endpoint {
+			return max(maxLine, DataPrefixBytes)
+		}
+		return DataPrefixBytes
+	}
+	add := func(b string, endpoint bool) {
+		if room := limit(endpoint) + 1 - len(data); len(b) > room {
+			b, truncated = b[:max(room, 0)], true
+		}
+		data = append(data, b...)
+	}
+	for _, p := range pieces {
+		add(p.value, p.endpoint)
+		add("\n", p.endpoint)
+	}
+	if !truncated && len(data) > 0 {
+		data = data[:len(data)-1]
+	}
+	if l := limit(endpoint); len(data) > l {
+		data, truncated = data[:l], true
+	}
+	return data, truncated
+}
+
+// wantKind is the kind of a reference event: priming for an ID with empty
+// data, else what Classify makes of its type and DataPrefixBytes of data.
+func wantKind(e refEvent) cursor.EventKind {
+	data := []byte(e.Data)
+	truncated := len(data) > DataPrefixBytes
+	if truncated {
+		data = data[:DataPrefixBytes]
+	}
+	if e.HasID && len(data) == 0 {
+		return cursor.KindPriming
+	}
+	return Classify([]byte(e.Type), data, truncated)
 }
 
 // run feeds chunks to a fresh Rewriter, the last one with eos, and returns
@@ -157,7 +216,12 @@ func wantEvents(ref []refEvent) []Event {
 // changed flag does not match its output.
 func run(t testing.TB, tr cursor.Transport, maxLine int, chunks [][]byte) (out []byte, evs []Event, tagged int, overflowed bool) {
 	t.Helper()
-	r := NewRewriter(tr, maxLine)
+	return feed(t, NewRewriter(tr, maxLine), chunks)
+}
+
+// feed is run with a Rewriter set up by the caller.
+func feed(t testing.TB, r *Rewriter, chunks [][]byte) (out []byte, evs []Event, tagged int, overflowed bool) {
+	t.Helper()
 	for i, c := range chunks {
 		before := len(out)
 		var changed bool
@@ -206,7 +270,7 @@ func checkStream(t testing.TB, tr cursor.Transport, maxLine int, chunks [][]byte
 		parsed = in[:overflowAt]
 	}
 	ref := refParse(parsed)
-	if we := wantEvents(ref); !eventsEqual(evs, we) {
+	if we := wantEvents(parsed, maxLine); !eventsEqual(evs, we) {
 		t.Fatalf("chunks %q:\nevents %s\nwant   %s", chunks, dumpEvents(evs), dumpEvents(we))
 	}
 	if overflowAt >= 0 {
@@ -308,14 +372,20 @@ func randomSplit(in []byte, rng *rand.Rand) [][]byte {
 // split of short inputs, one byte per chunk, and random splits.
 func checkAllSplits(t *testing.T, tr cursor.Transport, maxLine int, in []byte) {
 	t.Helper()
-	checkStream(t, tr, maxLine, [][]byte{in})
+	forEachSplit(in, func(chunks [][]byte) { checkStream(t, tr, maxLine, chunks) })
+}
+
+// forEachSplit calls check with in whole, under every two-chunk split, every
+// three-chunk split of short inputs, one byte per chunk, and random splits.
+func forEachSplit(in []byte, check func(chunks [][]byte)) {
+	check([][]byte{in})
 	for i := 0; i <= len(in); i++ {
-		checkStream(t, tr, maxLine, splitAt(in, i))
+		check(splitAt(in, i))
 	}
 	if len(in) <= 80 {
 		for i := 0; i <= len(in); i++ {
 			for j := i; j <= len(in); j++ {
-				checkStream(t, tr, maxLine, splitAt(in, i, j))
+				check(splitAt(in, i, j))
 			}
 		}
 	}
@@ -323,9 +393,9 @@ func checkAllSplits(t *testing.T, tr cursor.Transport, maxLine int, in []byte) {
 	for i := range in {
 		bytewise = append(bytewise, in[i:i+1])
 	}
-	checkStream(t, tr, maxLine, append(bytewise, nil))
+	check(append(bytewise, nil))
 	rng := rand.New(rand.NewPCG(uint64(len(in)), 7))
 	for range 50 {
-		checkStream(t, tr, maxLine, randomSplit(in, rng))
+		check(randomSplit(in, rng))
 	}
 }

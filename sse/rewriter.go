@@ -32,6 +32,10 @@ const (
 	// phOverflow: the stream exceeded maxLineBytes; everything passes
 	// untouched for the rest of the stream.
 	phOverflow
+	// phOverflowNext: the line that just ended held an event type longer
+	// than maxLineBytes while an id line was held: the stream overflows at
+	// the start of the next line, where the held line can go out.
+	phOverflowNext
 )
 
 // field is a field name the rewriter cares about.
@@ -41,6 +45,9 @@ const (
 	fieldData field = iota
 	fieldEvent
 	fieldID
+	// fieldLong: an event field whose value outgrew maxLineBytes while an
+	// id line was held; the line passes, then the stream overflows.
+	fieldLong
 )
 
 var fieldNames = [...]string{fieldData: "data", fieldEvent: "event", fieldID: "id"}
@@ -52,24 +59,42 @@ var bom = [3]byte{0xEF, 0xBB, 0xBF}
 // Rewriter is not safe for concurrent use; Reset makes it ready for another
 // stream without allocating.
 //
-// The only bytes it ever holds back are those of a line that starts with 'i'
-// while it may still be an id field (an id line is held until its end, which
-// tells whether its value is empty or contains NUL); everything else is
-// forwarded in the call that delivered it.
+// By default it tags each id value in place and the only bytes it ever holds
+// back are those of a line that starts with 'i' while it may still be an id
+// field (an id line is held until its end, which tells whether its value is
+// empty or contains NUL); everything else is forwarded in the call that
+// delivered it.
+//
+// With SetMint, an event's id line is held until the event dispatches and
+// then written just before the dispatching empty line, its value replaced by
+// the self-describing cursor of cursor.AppendMinted (see SetMint). Data,
+// comments and other fields are still forwarded at once.
 type Rewriter struct {
+	t      cursor.Transport
 	prefix string // tag prefix of the route's transport
 	max    int    // bound on a buffered id or event type value
+
+	mint    bool // SetMint, kept across Reset
+	minting bool // mint, on a transport with a prefix, for this stream
 
 	ph      phase
 	field   field // the field of the current line (phName, phValueStart, phValue)
 	nameN   uint8 // bytes of the field name matched (phName), BOM bytes seen (phBOM)
 	afterCR bool  // the previous line ended with '\r'
+	wrote   bool  // a byte of the stream has been written out
 
-	// hold is the current line, from its first byte, while it is (or may
-	// be) an id field; it is non-empty exactly then. idValue is the offset
-	// of the value in hold (after the colon and the optional space).
+	// hold is what was consumed and not yet written: the pending id line
+	// (hold[:pendN], when minting and it is not a span of the chunk), then
+	// the current line, from its first byte, while it is (or may be) an id
+	// field. idValue is the offset in hold of the current line's value
+	// (after the colon and the optional space).
 	hold    []byte
 	idValue int
+	pend    pendLine
+
+	// prev is the upstream ID of the stream's previous event with an ID (or
+	// the one the stream resumed after): the previous ID of minted cursors.
+	prev []byte
 
 	// The event being built, cleared at dispatch. A value set by a line
 	// that lies whole in the current chunk is a span of it (no copy) until
@@ -77,7 +102,8 @@ type Rewriter struct {
 	id        value // value of the last valid non-empty id field
 	hasID     bool
 	evType    value
-	data      []byte // data buffer (lines joined, each followed by '\n'), at most DataPrefixBytes+1 bytes
+	endpoint  bool   // the event type is "endpoint": its data is kept whole
+	data      []byte // data buffer (lines joined, each followed by '\n'), at most dataLimit()+1 bytes
 	hasData   bool
 	dataTrunc bool // data holds only a prefix of the data buffer
 	// dataInChunk: the data buffer is chunk[dataLo:dataHi] followed by
@@ -98,12 +124,29 @@ type Rewriter struct {
 	tagged int
 }
 
+// pendLine is the id line a minting Rewriter holds until its event
+// dispatches: the last valid non-empty id line of the event being built.
+// It is the span chunk[lo:hi] while it lies whole in the current chunk,
+// else hold[:pendN]. val and end are the offsets, from the line's start, of
+// its value and of its line ending.
+type pendLine struct {
+	on       bool
+	inChunk  bool
+	lo, hi   int // chunk[lo:hi], when inChunk
+	n        int // hold[:n], when not inChunk
+	val, end int
+	// cr: the line ended with '\r' and the next byte has not been seen:
+	// a '\n' there still belongs to this line.
+	cr bool
+}
+
 // NewRewriter returns a Rewriter for a stream served on transport t.
 // maxLineBytes bounds the id and event type values it buffers; a value of 0
 // or less means DefaultMaxLineBytes.
 func NewRewriter(t cursor.Transport, maxLineBytes int) *Rewriter {
 	r := &Rewriter{
 		hold:   make([]byte, 0, 64),
+		prev:   make([]byte, 0, 64),
 		id:     value{buf: make([]byte, 0, 64)},
 		evType: value{buf: make([]byte, 0, 32)},
 		data:   make([]byte, 0, DataPrefixBytes+1),
@@ -119,10 +162,14 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 	}
 	clear(r.events) // they may point into the last stream's chunk
 	*r = Rewriter{
+		t:          t,
 		prefix:     t.Prefix(),
 		max:        maxLineBytes,
+		mint:       r.mint,
+		minting:    r.mint && t.Prefix() != "",
 		lastIDOnly: r.lastIDOnly,
 		hold:       r.hold[:0],
+		prev:       r.prev[:0],
 		id:         value{buf: r.id.buf[:0]},
 		evType:     value{buf: r.evType.buf[:0]},
 		data:       r.data[:0],
@@ -140,15 +187,89 @@ func (r *Rewriter) Events() []Event { return r.events }
 // carrying an ID among each call's Events, the one a caller recording a
 // stream's tail needs; every other event then reports KindOther. JSON-RPC
 // classification is most of the rewriter's work on typical MCP traffic (many
-// small notifications per chunk). Reset keeps the setting.
+// small notifications per chunk). While minting (SetMint), every event with
+// an ID is classified anyway, since its cursor needs the kind: only events
+// without an ID then report KindOther. Reset keeps the setting.
 func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
 
+// SetMint sets whether the Rewriter mints self-describing cursors. When on,
+// the last valid non-empty id line of each event is held until the event
+// dispatches and written just before the empty line that dispatches it,
+// with its value replaced by cursor.AppendMinted(nil, t, id, prev, kind):
+// kind is the event's Kind and prev the upstream ID of the stream's previous
+// event with an ID (see Resume). The line keeps its own bytes otherwise:
+// field name, colon, optional space and line ending. An id line that already
+// ends its event (C#, Rust rmcp) thus stays where it is. A compliant SSE
+// client applies an event's id only at dispatch, so it cannot observe the
+// move. The rare bytes written elsewhere are:
+//
+//   - an id line overridden by a later non-empty one, or followed by an empty
+//     one (which resets the ID), goes out tagged prefix+id where that later
+//     line starts, keeping the id fields in their order;
+//   - an event the stream leaves unterminated (which SSE discards) gets its
+//     held id line, tagged prefix+id, after its last byte;
+//   - a held id line ended by a lone '\r' that lands right before a '\n'
+//     ends with '\n' instead, so that the two do not read as one "\r\n";
+//   - an id line that starts the stream stays in place, tagged prefix+id,
+//     when the next line starts with a BOM's first byte (moved, a BOM
+//     there would lead the stream, and a client would skip it);
+//   - when the stream overflows (see Overflowed), the held line goes out as
+//     it came, at the start of the line that overflows (an event type: of
+//     the line after it).
+//
+// When off, each id value is tagged in place. Nothing is minted on
+// TransportNone. The setting applies from the next Reset, or at once if the
+// stream has not started; Reset keeps it.
+func (r *Rewriter) SetMint(on bool) {
+	r.mint = on
+	if r.ph == phBOM && r.nameN == 0 {
+		r.minting = on && r.prefix != ""
+	}
+}
+
+// Resume sets the previous ID of the stream's first event with an ID, for a
+// stream that resumes after the upstream event ID prev (untagged): call it
+// after Reset, before the first Rewrite. A prev longer than maxLineBytes is
+// ignored (the first event then names no previous ID).
+func (r *Rewriter) Resume(prev []byte) {
+	if len(prev) > r.max {
+		prev = nil
+	}
+	r.prev = append(r.prev[:0], prev...)
+}
+
 // Held returns the bytes Rewrite has consumed but not yet written out: the
-// start of a line that may be an id field, cut by a chunk boundary. They come
-// out (tagged or not) in a later call. A caller that stops feeding the
-// rewriter must forward them itself, in front of the next chunk, or they are
-// lost. The slice is valid until the next Rewrite or Reset.
+// start of a line that may be an id field, cut by a chunk boundary, and,
+// while minting, the id line held until its event dispatches (which may span
+// many chunks). They come out (tagged or not) in a later call. A caller that
+// stops feeding the rewriter must forward them itself, in front of the next
+// chunk, or they are lost: they then still lie inside the event they came
+// from, so a client sees the same events, with that event's ID untagged —
+// provided HeldPrependable reports true. The slice is valid until the next
+// Rewrite or Reset.
 func (r *Rewriter) Held() []byte { return r.hold }
+
+// HeldPrependable reports whether Held, sent in front of the next chunk,
+// lands where a client sees the same events. It does unless a minting
+// Rewriter holds an id line while it stands inside a later line it has
+// partly written out (the held bytes would cut that line in two), or right
+// after a '\r' that the next chunk may complete with a '\n'. A caller that
+// gets false should instead place Held after the end of the current line in
+// the next chunk, or drop it (that event then loses its ID, so a client
+// resuming from it gets it again). It is always true when not minting.
+func (r *Rewriter) HeldPrependable() bool {
+	if !r.pend.on || len(r.hold) > r.pend.n {
+		return true // nothing held but a line, from its first byte
+	}
+	if r.afterCR || r.hold[len(r.hold)-1] == '\r' {
+		return false
+	}
+	switch r.ph {
+	case phLineStart, phBOM:
+		return true
+	}
+	return false
+}
 
 // Overflowed reports whether the stream exceeded maxLineBytes (an id or event
 // type value longer than that) and now passes through untouched: no more ids
@@ -216,9 +337,16 @@ scan:
 				if r.afterCR {
 					r.afterCR = false
 					if c == '\n' {
+						if r.pend.cr {
+							// The "\r\n" of the held id line.
+							r.pend.cr = false
+							r.pendLF()
+							fwd = p + 1
+						}
 						p++
 						continue lines
 					}
+					r.pend.cr = false
 				}
 				// Fast path: the usual field names; a line whole in this
 				// chunk is handled at once, with one search for its end.
@@ -236,10 +364,17 @@ scan:
 					if e := nextEOL(chunk, p+6, &crAt); e >= 0 {
 						vs := valueStart(chunk, p+6, e)
 						if e-vs > r.max {
-							out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
-							break scan
+							if !r.pend.on {
+								out, fwd = r.overflow(out, chunk, fwd, p), len(chunk)
+								break scan
+							}
+							// The line passes; the held id line goes
+							// out after it.
+							r.field, r.ph = fieldLong, phValue
+							p = vs
+							continue scan
 						}
-						r.evType.setSpan(vs, e) // the last event field wins
+						r.setType(vs, e) // the last event field wins
 						p = r.endLine(chunk[e], e)
 						continue
 					}
@@ -253,14 +388,28 @@ scan:
 						v := chunk[vs:e]
 						switch {
 						case len(v) > r.max:
-							out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
+							out, fwd = r.overflow(out, chunk, fwd, p), len(chunk)
 							break scan
 						case len(v) == 0: // resets the last event ID
+							if r.pend.on {
+								out = append(out, chunk[fwd:p]...)
+								fwd = p
+								out = r.flushPend(out, c)
+								edited = true
+							}
 							r.id.clear()
 							r.hasID = false
 						case hasNUL(v): // SSE ignores the field
 						default:
-							if r.prefix != "" {
+							if r.minting {
+								out = append(out, chunk[fwd:p]...)
+								if r.pend.on {
+									out = r.flushPend(out, c)
+								}
+								fwd = e + 1
+								r.pend = pendLine{on: true, inChunk: true, lo: p, hi: fwd, val: vs - p, end: e - p, cr: chunk[e] == '\r'}
+								edited = true
+							} else if r.prefix != "" {
 								out = append(out, chunk[fwd:vs]...)
 								out = appendShort(out, r.prefix)
 								fwd = vs
@@ -274,7 +423,7 @@ scan:
 						continue
 					}
 					out = append(out, chunk[fwd:p]...)
-					r.hold = append(r.hold[:0], "id:"...)
+					r.holdLine("id:")
 					edited = true
 					r.field, r.ph = fieldID, phValueStart
 					r.startValue()
@@ -284,12 +433,18 @@ scan:
 				}
 				switch c {
 				case '\n', '\r':
-					r.dispatch()
+					if r.pend.on {
+						out = append(out, chunk[fwd:p]...)
+						fwd = p
+						out = r.dispatchHeld(out, c)
+					} else {
+						r.dispatch()
+					}
 					r.afterCR = c == '\r'
 					p++
 				case 'i':
 					out = append(out, chunk[fwd:p]...)
-					r.hold = append(r.hold[:0], c)
+					r.holdLine("i")
 					edited = true
 					r.field, r.nameN, r.ph = fieldID, 1, phName
 					p++
@@ -304,6 +459,13 @@ scan:
 					p++
 					continue scan
 				default: // a comment or another field passes untouched
+					if c == bom[0] && r.pend.on && !r.wrote && len(out) == start && fwd == p {
+						// The held id line is the stream's first: if it
+						// moved, a BOM here would lead the stream and be
+						// skipped. It goes out first, tagged.
+						out = r.flushPend(out, c)
+						edited = true
+					}
 					e := nextEOL(chunk, p+1, &crAt)
 					if e < 0 {
 						r.ph = phSkip
@@ -331,9 +493,8 @@ scan:
 			default:
 				// Another field: release what was held and let the
 				// line pass; c is looked at again by phSkip.
-				if len(r.hold) > 0 {
-					out = append(out, r.hold...)
-					r.hold = r.hold[:0]
+				if r.field == fieldID {
+					out = r.releaseLine(out)
 				}
 				r.ph = phSkip
 				continue
@@ -369,13 +530,17 @@ scan:
 				r.appendData(seg)
 			case fieldEvent:
 				if len(r.evType.buf)+len(seg) > r.max {
-					out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
-					break scan
+					if !r.pend.on {
+						out, fwd = r.overflow(out, chunk, fwd, fwd), len(chunk)
+						break scan
+					}
+					r.field = fieldLong
+					break
 				}
 				r.evType.buf = append(r.evType.buf, seg...)
 			case fieldID:
 				if len(r.hold)-r.idValue+len(seg) > r.max {
-					out, fwd = r.overflow(out, chunk[fwd:]), len(chunk)
+					out, fwd = r.overflow(out, chunk, fwd, fwd), len(chunk)
 					break scan
 				}
 				r.hold = append(r.hold, seg...)
@@ -383,8 +548,14 @@ scan:
 			}
 			p = end
 			if e >= 0 {
-				out = r.endValue(out)
+				var held bool
+				if out, held = r.endValue(out, chunk[e]); held {
+					fwd = e + 1
+				}
 				p = r.endLine(chunk[e], p)
+				if r.field == fieldLong {
+					r.ph = phOverflowNext
+				}
 			}
 
 		case phSkip:
@@ -394,23 +565,40 @@ scan:
 				break
 			}
 			p = r.endLine(chunk[e], e)
+
+		case phOverflowNext:
+			if r.afterCR {
+				r.afterCR = false
+				if c == '\n' {
+					p++
+					continue
+				}
+			}
+			out, fwd = r.overflow(out, chunk, fwd, p), len(chunk)
+			break scan
 		}
 	}
 
 	out = append(out, chunk[fwd:]...)
-	if r.lastIDOnly {
+	r.wrote = r.wrote || len(out) > start
+	if r.lastIDOnly && !r.minting {
 		r.classifyLastID()
 	}
 	// The event being built may go on in the next chunk.
 	r.id.detach(chunk)
 	r.evType.detach(chunk)
 	r.detachData()
+	r.detachPend()
 	r.chunk = nil
 	if eos && len(r.hold) > 0 {
-		// An unterminated last line is discarded by SSE: it passes as is.
-		out = append(out, r.hold...)
-		r.hold = r.hold[:0]
-		r.ph = phSkip
+		// An unterminated last event or line is discarded by SSE: what
+		// was held passes, the held id line tagged, the line as it is.
+		if r.ph == phOverflowNext || r.field == fieldLong && r.ph == phValue {
+			out = r.overflow(out, nil, 0, 0)
+		} else {
+			out = r.flushHeld(out)
+			r.ph = phSkip
+		}
 	}
 	if !edited {
 		return out, false
@@ -469,22 +657,61 @@ func (r *Rewriter) startValue() {
 	}
 }
 
+// setType makes chunk[lo:hi] the event type.
+func (r *Rewriter) setType(lo, hi int) {
+	r.evType.setSpan(lo, hi)
+	r.setEndpoint(string(r.chunk[lo:hi]) == "endpoint")
+}
+
+// setEndpoint records whether the event type is now "endpoint", which sets
+// how much of the data lines that follow is kept. A data line still a span
+// of the chunk is cut first by the bound of its own time, as if it had been
+// copied then.
+func (r *Rewriter) setEndpoint(on bool) {
+	if on != r.endpoint && r.dataInChunk {
+		r.detachData()
+	}
+	r.endpoint = on
+}
+
 // endValue processes the complete value of a data, event or id field at the
-// end of its line and appends the (possibly tagged) held id line to out.
-func (r *Rewriter) endValue(out []byte) []byte {
+// end of its line, eol being the byte that ends it. It appends the
+// (possibly tagged) held id line to out, or, while minting, holds a valid
+// one until its event dispatches, eol included: held reports that.
+func (r *Rewriter) endValue(out []byte, eol byte) (_ []byte, held bool) {
 	switch r.field {
 	case fieldData:
 		r.hasData = true
 		r.appendData(newline)
+	case fieldEvent:
+		r.setEndpoint(string(r.evType.buf) == "endpoint")
 	case fieldID:
+		line := r.hold[r.pend.n:]
 		v := r.hold[r.idValue:]
 		switch {
 		case len(v) == 0: // "id", "id:", "id: " reset the last event ID
+			if r.pend.on {
+				out = r.appendPend(out, cursor.KindOther, nil, line[0])
+			}
+			out = append(out, line...)
+			r.hold = r.hold[:0]
+			r.pend = pendLine{}
 			r.id.clear()
 			r.hasID = false
-			out = append(out, r.hold...)
 		case bytes.IndexByte(v, 0) >= 0: // SSE ignores the field
-			out = append(out, r.hold...)
+			out = append(out, line...)
+			r.hold = r.hold[:r.pend.n]
+		case r.minting:
+			if r.pend.on { // overridden by this one, at its place
+				out = r.appendPend(out, cursor.KindOther, nil, line[0])
+				r.dropPend()
+			}
+			r.id.clear()
+			r.id.buf = append(r.id.buf, r.hold[r.idValue:]...)
+			r.hasID = true
+			r.hold = append(r.hold, eol)
+			r.pend = pendLine{on: true, n: len(r.hold), val: r.idValue, end: len(r.hold) - 1, cr: eol == '\r'}
+			return out, true
 		default:
 			out = append(out, r.hold[:r.idValue]...)
 			out = append(out, r.prefix...)
@@ -495,23 +722,130 @@ func (r *Rewriter) endValue(out []byte) []byte {
 			if r.prefix != "" {
 				r.tagged++
 			}
+			r.hold = r.hold[:0]
 		}
-		r.hold = r.hold[:0]
 	}
+	return out, false
+}
+
+// holdLine starts holding the current line, whose first bytes are s.
+func (r *Rewriter) holdLine(s string) {
+	r.detachPend()
+	r.hold = append(r.hold[:r.pend.n], s...)
+}
+
+// releaseLine lets the held current line pass: it is not an id field.
+func (r *Rewriter) releaseLine(out []byte) []byte {
+	out = append(out, r.hold[r.pend.n:]...)
+	r.hold = r.hold[:r.pend.n]
+	return out
+}
+
+// pendBytes returns the held id line.
+func (r *Rewriter) pendBytes() []byte {
+	if r.pend.inChunk {
+		return r.chunk[r.pend.lo:r.pend.hi]
+	}
+	return r.hold[:r.pend.n]
+}
+
+// detachPend copies a held id line that is a span of the current chunk into
+// hold, so that it outlives the call or a current line can follow it there.
+func (r *Rewriter) detachPend() {
+	if r.pend.inChunk {
+		r.hold = append(r.hold[:0], r.chunk[r.pend.lo:r.pend.hi]...)
+		r.pend.n, r.pend.inChunk = len(r.hold), false
+	}
+}
+
+// dropPend forgets the held id line, keeping the current line held after
+// it.
+func (r *Rewriter) dropPend() {
+	if !r.pend.inChunk {
+		r.hold = r.hold[:copy(r.hold, r.hold[r.pend.n:])]
+		r.idValue -= r.pend.n
+	}
+	r.pend = pendLine{}
+}
+
+// pendLF adds the '\n' of a "\r\n" to the held id line; it follows the line
+// at once, at a line start.
+func (r *Rewriter) pendLF() {
+	if r.pend.inChunk {
+		r.pend.hi++
+		return
+	}
+	r.hold = append(r.hold, '\n')
+	r.pend.n++
+}
+
+// appendPend appends the held id line to out with its value tagged:
+// cursor.AppendMinted with kind k and previous ID prev. next is the byte
+// that follows it in the output (0: none).
+func (r *Rewriter) appendPend(out []byte, k cursor.EventKind, prev []byte, next byte) []byte {
+	line := r.pendBytes()
+	out = append(out, line[:r.pend.val]...)
+	out = cursor.AppendMinted(out, r.t, line[r.pend.val:r.pend.end], prev, k)
+	r.tagged++
+	return appendEOL(out, line[r.pend.end:], next)
+}
+
+// flushPend appends the held id line tagged prefix+id and forgets it; the
+// current line is not held.
+func (r *Rewriter) flushPend(out []byte, next byte) []byte {
+	out = r.appendPend(out, cursor.KindOther, nil, next)
+	r.dropPend()
+	return out
+}
+
+// appendEOL appends the line ending eol of a moved id line: a lone '\r'
+// right before a '\n' becomes '\n', or the two would end one line.
+func appendEOL(out, eol []byte, next byte) []byte {
+	if next == '\n' && len(eol) == 1 && eol[0] == '\r' {
+		return append(out, '\n')
+	}
+	return append(out, eol...)
+}
+
+// dispatchHeld dispatches the event at an empty line whose first byte is
+// next, appending its held id line, minted, to out.
+func (r *Rewriter) dispatchHeld(out []byte, next byte) []byte {
+	k := r.dispatch()
+	line := r.pendBytes()
+	out = r.appendPend(out, k, r.prev, next)
+	r.prev = append(r.prev[:0], line[r.pend.val:r.pend.end]...)
+	r.dropPend()
+	return out
+}
+
+// flushHeld appends what is held at the end of the stream: the held id line
+// tagged prefix+id, then the current line as it is.
+func (r *Rewriter) flushHeld(out []byte) []byte {
+	line := r.hold[r.pend.n:]
+	if r.pend.on {
+		var next byte
+		if len(line) > 0 {
+			next = line[0]
+		}
+		out = r.appendPend(out, cursor.KindOther, nil, next)
+	}
+	out = append(out, line...)
+	r.hold = r.hold[:0]
+	r.pend = pendLine{}
 	return out
 }
 
 var newline = []byte{'\n'}
 
-// appendData appends b to the data buffer, keeping at most
-// DataPrefixBytes+1 bytes of it (the +1 is the '\n' that SSE strips from
-// the end, so that a data of exactly DataPrefixBytes is not truncated).
+// appendData appends b to the data buffer, keeping at most dataLimit()+1
+// bytes of it (the +1 is the '\n' that SSE strips from the end, so that a
+// data of exactly the limit is not truncated).
 func (r *Rewriter) appendData(b []byte) {
 	if r.dataInChunk {
 		r.detachData()
 	}
-	if room := DataPrefixBytes + 1 - len(r.data); len(b) > room {
-		b = b[:room]
+	if room := r.dataLimit() + 1 - len(r.data); len(b) > room {
+		b = b[:max(room, 0)]
 		r.dataTrunc = true
 	}
 	r.data = append(r.data, b...)
@@ -579,12 +913,28 @@ func (r *Rewriter) detachData() {
 	}
 }
 
-// overflow gives up on the stream: what is held and the rest of the chunk
-// pass as they are, and so does every later chunk.
-func (r *Rewriter) overflow(out, rest []byte) []byte {
-	out = append(out, r.hold...)
-	out = append(out, rest...)
+// overflow gives up on the stream: chunk[fwd:at], what is held and
+// chunk[at:] pass as they are (the held id line, if any, at the start of the
+// line at at), and so does every later chunk.
+func (r *Rewriter) overflow(out, chunk []byte, fwd, at int) []byte {
+	out = append(out, chunk[fwd:at]...)
+	line := r.hold[r.pend.n:]
+	if r.pend.on {
+		var next byte
+		switch {
+		case len(line) > 0:
+			next = line[0]
+		case at < len(chunk):
+			next = chunk[at]
+		}
+		pl := r.pendBytes()
+		out = append(out, pl[:r.pend.end]...)
+		out = appendEOL(out, pl[r.pend.end:], next)
+	}
+	out = append(out, line...)
+	out = append(out, chunk[at:]...)
 	r.hold = r.hold[:0]
+	r.pend = pendLine{}
 	r.ph = phOverflow
 	return out
 }

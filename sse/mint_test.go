@@ -1,0 +1,660 @@
+package sse
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"testing"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+)
+
+// This file holds the oracle of minting (SetMint): an independent
+// whole-input model of the expected output, and checkMint, which runs a
+// minting Rewriter over a chunking of an input and checks its bytes, its
+// events and what a reference client sees in its output.
+
+// heldModel is an id line the model holds until its event dispatches.
+type heldModel struct {
+	line     []byte // the whole line, its ending included
+	val, end int    // offsets of its value and of its ending
+}
+
+// id returns the line's value.
+func (h *heldModel) id() []byte { return h.line[h.val:h.end] }
+
+// appendTo appends the line to out with its value replaced by tagged
+// (nil: as it came); next is the byte after it in the output (0: none). A
+// lone '\r' ending right before a '\n' becomes '\n'.
+func (h *heldModel) appendTo(out, tagged []byte, next byte) []byte {
+	out = append(out, h.line[:h.val]...)
+	if tagged == nil {
+		out = append(out, h.id()...)
+	} else {
+		out = append(out, tagged...)
+	}
+	if eol := h.line[h.end:]; string(eol) == "\r" && next == '\n' {
+		return append(out, '\n')
+	} else {
+		return append(out, eol...)
+	}
+}
+
+// expandMint models a minting Rewriter on a whole input: the last valid
+// non-empty id line of each event moves to just before the empty line that
+// dispatches it, its value minted with the event's kind and the stream's
+// previous ID (prev for the first); an id line overridden by a later
+// non-empty one or followed by an empty one goes out tagged prefix+id where
+// that later line starts; at the end of the stream, a held line goes out
+// tagged prefix+id after the last line, or before an unterminated id line;
+// the stream's first line, held, goes out in place, tagged prefix+id, when
+// the next starts with a BOM's first byte.
+// Overflow is as in expand, except that the held line goes out as it came
+// at the start of the overflowing line, or after it for an event line.
+func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want []byte, overflowAt, tagged int) {
+	overflowAt = -1
+	i := 0
+	if bytes.HasPrefix(in, []byte("\ufeff")) {
+		i = 3
+	}
+	want = append(want, in[:i]...)
+	var (
+		pend    *heldModel
+		typ     string
+		data    []byte
+		hasData bool
+		id      []byte // the event's ID, if any
+	)
+	plain := func(next byte) {
+		want = pend.appendTo(want, cursor.AppendMinted(nil, tr, pend.id(), nil, cursor.KindOther), next)
+		tagged++
+		pend = nil
+	}
+	nextByte := func(j int) byte {
+		if j < len(in) {
+			return in[j]
+		}
+		return 0
+	}
+	for i < len(in) {
+		end := bytes.IndexAny(in[i:], "\r\n")
+		terminated := end >= 0
+		if terminated {
+			end += i
+		} else {
+			end = len(in)
+		}
+		lineEnd := end
+		if terminated {
+			lineEnd++
+			if in[end] == '\r' && end+1 < len(in) && in[end+1] == '\n' {
+				lineEnd++
+			}
+		}
+		line := in[i:end]
+		name, value, hasColon := bytes.Cut(line, []byte(":"))
+		valueAt := len(name) + 1
+		if hasColon && len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+			valueAt++
+		}
+		if hasColon && (string(name) == "id" || string(name) == "event") && len(value) > maxLine {
+			if string(name) == "event" && pend != nil {
+				want = append(want, in[i:lineEnd]...)
+				want = pend.appendTo(want, nil, nextByte(lineEnd))
+				return append(want, in[lineEnd:]...), i, tagged
+			}
+			if pend != nil {
+				want = pend.appendTo(want, nil, in[i])
+			}
+			return append(want, in[i:]...), i, tagged
+		}
+		if pend != nil && len(want) == 0 && len(line) > 0 && line[0] == 0xEF {
+			// Moved, the held first line would let a BOM lead the stream.
+			plain(line[0])
+		}
+		if !terminated {
+			// The stream ends inside this line.
+			if s := string(line); s == "i" || s == "id" || hasColon && string(name) == "id" {
+				if pend != nil {
+					plain(in[i])
+				}
+				return append(want, line...), overflowAt, tagged
+			}
+			want = append(want, line...)
+			break
+		}
+		isID := string(name) == "id"
+		switch {
+		case len(line) == 0:
+			if pend != nil {
+				d := string(bytes.TrimSuffix(data, []byte("\n")))
+				k := wantKind(refEvent{HasID: true, Type: typ, Data: d, HasData: hasData})
+				want = pend.appendTo(want, cursor.AppendMinted(nil, tr, pend.id(), []byte(prev), k), in[i])
+				tagged++
+				pend = nil
+			}
+			if id != nil {
+				prev = string(id)
+			}
+			typ, data, hasData, id = "", nil, false, nil
+		case isID && len(value) == 0:
+			if pend != nil {
+				plain(in[i])
+			}
+			id = nil
+		case isID && bytes.IndexByte(value, 0) < 0:
+			if pend != nil {
+				plain(in[i])
+			}
+			pend = &heldModel{line: in[i:lineEnd], val: valueAt, end: end - i}
+			id = pend.id()
+			i = lineEnd
+			continue
+		case string(name) == "event":
+			typ = string(value)
+		case string(name) == "data" && hasColon:
+			data = append(append(data, value...), '\n')
+			hasData = true
+		case string(name) == "data":
+			data = append(data, '\n')
+			hasData = true
+		}
+		want = append(want, in[i:lineEnd]...)
+		i = lineEnd
+	}
+	if pend != nil {
+		plain(0)
+	}
+	return want, overflowAt, tagged
+}
+
+// mintRewriter returns a minting Rewriter for a stream resumed after prev
+// (none if empty).
+func mintRewriter(tr cursor.Transport, maxLine int, prev string, lastIDOnly bool) *Rewriter {
+	r := NewRewriter(tr, maxLine)
+	r.SetMint(true)
+	r.ClassifyLastIDOnly(lastIDOnly)
+	if prev != "" {
+		r.Resume([]byte(prev))
+	}
+	return r
+}
+
+// checkMint runs a minting Rewriter over chunks and checks, against the
+// models, its output bytes, its events (the original IDs and kinds), and
+// that a reference client parsing its output sees the input's events with
+// every ID minted.
+func checkMint(t testing.TB, tr cursor.Transport, maxLine int, prev string, chunks [][]byte) {
+	t.Helper()
+	in := bytes.Join(chunks, nil)
+	out, evs, tagged, overflowed := feed(t, mintRewriter(tr, maxLine, prev, false), chunks)
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineBytes
+	}
+	if len(prev) > maxLine {
+		prev = "" // Resume ignores it
+	}
+	if tr == cursor.TransportNone {
+		// Nothing is minted, moved or tagged.
+		want, _, _ := expand(in, "", maxLine)
+		if !bytes.Equal(out, want) || tagged != 0 {
+			t.Fatalf("chunks %q: TransportNone output %q tagged %d", chunks, out, tagged)
+		}
+		return
+	}
+	want, overflowAt, wantTagged := expandMint(in, tr, maxLine, prev)
+	if !bytes.Equal(out, want) {
+		t.Fatalf("chunks %q:\noutput %q\nwant   %q", chunks, out, want)
+	}
+	if overflowed != (overflowAt >= 0) {
+		t.Fatalf("chunks %q: Overflowed()=%v, want %v", chunks, overflowed, overflowAt >= 0)
+	}
+	if tagged != wantTagged {
+		t.Fatalf("chunks %q: Tagged()=%d, want %d", chunks, tagged, wantTagged)
+	}
+	parsed := in
+	if overflowAt >= 0 {
+		parsed = in[:overflowAt]
+	}
+	if we := wantEvents(parsed, maxLine); !eventsEqual(evs, we) {
+		t.Fatalf("chunks %q:\nevents %s\nwant   %s", chunks, dumpEvents(evs), dumpEvents(we))
+	}
+	if overflowAt >= 0 {
+		return
+	}
+	checkClientView(t, tr, prev, in, out)
+	checkNoByteLost(t, tr, in, out)
+}
+
+// checkClientView checks that a reference client parsing out sees exactly
+// the events of in, with each event's ID minted from its original, its kind
+// and the stream's previous ID, and its last event ID following them.
+func checkClientView(t testing.TB, tr cursor.Transport, prev string, in, out []byte) {
+	t.Helper()
+	ref, got := refParse(in), refParse(out)
+	if len(got) != len(ref) {
+		t.Fatalf("in %q: output %q dispatches %d events, input %d", in, out, len(got), len(ref))
+	}
+	// The stream's first line, an id line, stays in place when the next
+	// starts with a BOM's first byte: if it is its event's last, the event
+	// gets prefix+id.
+	firstInPlace := false
+	if end := bytes.IndexAny(in, "\r\n"); end > 0 && bytes.HasPrefix(in, []byte("id")) {
+		next := in[end+1:]
+		if in[end] == '\r' {
+			next = bytes.TrimPrefix(next, []byte("\n"))
+		}
+		firstInPlace = len(next) > 0 && next[0] == 0xEF
+	}
+	last := "" // the client's last event ID
+	for i, w := range ref {
+		if w.HasID {
+			k := wantKind(w)
+			if i == 0 && firstInPlace && got[0].ID == string(cursor.AppendMinted(nil, tr, []byte(w.ID), nil, cursor.KindOther)) {
+				k = cursor.KindOther
+			}
+			last = string(cursor.AppendMinted(nil, tr, []byte(w.ID), []byte(prev), k))
+			c, ok := cursor.ParseCursor(last)
+			if !ok || c.Transport != tr || c.ID != w.ID || c.Minted != cursor.NeedsMint([]byte(w.ID), k) ||
+				c.Minted && k.IsResponse() && (c.Kind != k || c.Prev() != prev) {
+				t.Fatalf("in %q: event %d: cursor %q reads back as %+v", in, i, last, c)
+			}
+			w.ID, prev = last, w.ID
+		} else if w.LastEventID == "" {
+			last = "" // reset by an empty id field
+		}
+		w.LastEventID = last
+		if got[i] != w {
+			t.Fatalf("in %q: output %q: event %d = %+v, want %+v", in, out, i, got[i], w)
+		}
+	}
+}
+
+// checkNoByteLost checks that the dispatched events of out are those of in
+// with id lines moved and re-valued: with every tagged value read back to
+// the original ID, the lines that are not id fields are the same bytes in
+// the same order, and the id lines the same lines (their endings aside) in
+// some order. (An unterminated last event gets its held id line after its
+// last byte, which may be inside a line: expandMint checks those bytes.)
+func checkNoByteLost(t testing.TB, tr cursor.Transport, in, out []byte) {
+	t.Helper()
+	split := func(b []byte, restore bool) (skeleton []byte, ids []string) {
+		b = bytes.TrimPrefix(b, []byte("\ufeff"))
+		b = b[:dispatchedLen(b)]
+		for len(b) > 0 {
+			end := bytes.IndexAny(b, "\r\n")
+			n := end + 1
+			switch {
+			case end < 0:
+				end, n = len(b), len(b)
+			case b[end] == '\r' && end+1 < len(b) && b[end+1] == '\n':
+				n++
+			}
+			line := b[:end]
+			name, value, _ := bytes.Cut(line, []byte(":"))
+			if string(name) != "id" {
+				skeleton = append(skeleton, b[:n]...)
+				b = b[n:]
+				continue
+			}
+			if v := bytes.TrimPrefix(value, []byte(" ")); restore && n > end && len(v) > 0 {
+				if c, ok := cursor.ParseCursor(string(v)); ok && c.Transport == tr {
+					line = append(bytes.Clone(line[:len(line)-len(v)]), c.ID...)
+				}
+			}
+			ids = append(ids, string(line))
+			b = b[n:]
+		}
+		slices.Sort(ids)
+		return skeleton, ids
+	}
+	inSkel, inIDs := split(in, false)
+	outSkel, outIDs := split(out, true)
+	if !bytes.Equal(inSkel, outSkel) || !slices.Equal(inIDs, outIDs) {
+		t.Fatalf("in %q\nout %q:\nother lines %q / %q\nid lines %q / %q", in, out, inSkel, outSkel, inIDs, outIDs)
+	}
+}
+
+// dispatchedLen returns the length of b's events that an empty line ended.
+func dispatchedLen(b []byte) int {
+	n, lineStart := 0, true
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\r' && c != '\n' {
+			lineStart = false
+			continue
+		}
+		if c == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+			i++
+		}
+		if lineStart {
+			n = i + 1
+		}
+		lineStart = true
+	}
+	return n
+}
+
+// checkMintAllSplits checks in while minting under every chunking on both
+// transports, and whole on a stream resumed after prev and on
+// TransportNone.
+func checkMintAllSplits(t *testing.T, in []byte, prev string) {
+	t.Helper()
+	for _, tr := range []cursor.Transport{cursor.TransportSSE, cursor.TransportHTTP} {
+		forEachSplit(in, func(chunks [][]byte) { checkMint(t, tr, 0, "", chunks) })
+	}
+	checkMint(t, cursor.TransportHTTP, 0, prev, [][]byte{in})
+	checkMint(t, cursor.TransportNone, 0, "", [][]byte{in})
+}
+
+// TestMintEveryChunking runs every stream case through a minting Rewriter.
+func TestMintEveryChunking(t *testing.T) {
+	for _, tc := range streamCases {
+		t.Run(tc.name, func(t *testing.T) { checkMintAllSplits(t, []byte(tc.in), "e-99") })
+	}
+}
+
+// sdkStreams are streams in the layouts MCP SDK servers write (MCP-FACTS).
+var sdkStreams = []struct{ name, in string }{
+	{"typescript", ": keepalive\n\nid: s1_1_a\ndata: \n\n" +
+		"event: message\nid: s1_2_b\ndata: " + notifJSON + "\n\n" +
+		"event: message\nid: s1_3_c\ndata: " + respJSON + "\n\n"},
+	{"python crlf with retry", "id: 0e2f\r\ndata: \r\nretry: 3000\r\n\r\n: ping - 2026-08-01 00:00:00\r\n\r\n" +
+		"id: 1a7c\r\nevent: message\r\ndata: " + notifJSON + "\r\n\r\n" +
+		"id: 2b8d\r\nevent: message\r\ndata: " + `{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"x"}}` + "\r\nretry: 3000\r\n\r\n"},
+	{"go sdk", ": ok\n\nevent: prime\nid: st_0\nretry: 500\ndata: \n\n" +
+		"event: message\nid: st_1\ndata: " + reqJSON + "\n\n" +
+		"event: message\nid: st_2\ndata: " + `{"jsonrpc":"2.0","id":7}` + "\n\nevent: close\ndata: \n\n"},
+	{"mcp-go", "id: 41\nevent: message\ndata: " + notifJSON + "\n\nid: 42\nevent: message\ndata: " + respJSON + "\n\n"},
+	{"csharp id after data", "event: prime\ndata: \nid: p-0\n\nevent: message\ndata: " + notifJSON + "\nid: p-1\n\n" +
+		"event: message\ndata: " + respJSON + "\nid: p-2\n\n"},
+	{"rust rmcp", "data: \nid: 0\n\ndata: " + notifJSON + "\nid: 2/1\n\ndata: " + respJSON + "\nid: 3/1\n\n"},
+	{"legacy endpoint then tagged ids", "event: endpoint\ndata: /messages?sessionId=abc\n\n: keepalive\n\n" +
+		"id: e-1\nevent: message\ndata: " + respJSON + "\n\ndata: " + notifJSON + "\n\n"},
+	{"ids starting with tilde", "id: ~1r5.0.abcde\ndata: " + respJSON + "\n\nid: ~x\ndata: " + notifJSON + "\n\n"},
+}
+
+// TestMintSDKLayouts checks minting on the SDKs' layouts under every
+// chunking, and that an id line already last in its event stays in place.
+func TestMintSDKLayouts(t *testing.T) {
+	for _, tc := range sdkStreams {
+		t.Run(tc.name, func(t *testing.T) { checkMintAllSplits(t, []byte(tc.in), "s0_9") })
+	}
+	// Byte for byte: nothing moves when id already ends the event.
+	in := sdkStreams[5].in
+	out, _, _, _ := feed(t, mintRewriter(cursor.TransportHTTP, 0, "", false), [][]byte{[]byte(in)})
+	want := "data: \nid: http:0\n\ndata: " + notifJSON + "\nid: http:2/1\n\ndata: " + respJSON + "\nid: http:~1r3.0.3/12/1\n\n"
+	if string(out) != want {
+		t.Fatalf("rust layout:\noutput %q\nwant   %q", out, want)
+	}
+}
+
+// TestMintBytes spells out the output of the cases the move has to get
+// right, on an SSE route, including streams that overflow (max 8) while an
+// id line is held: no byte is lost and the rest passes untouched.
+func TestMintBytes(t *testing.T) {
+	const res = `{"jsonrpc":"2.0","id":1,"result":{}}`
+	const long = "LLLLLLLLL"
+	for _, tc := range []struct {
+		name, in, want string
+		max            int // 0: DefaultMaxLineBytes
+	}{
+		{"typescript", "event: message\nid: a\ndata: " + res + "\n\n",
+			"event: message\ndata: " + res + "\nid: sse:~1r1.0.a\n\n", 0},
+		{"previous id shares a prefix", "id: s_1\ndata: x\n\nid: s_2\ndata: " + res + "\n\n",
+			"data: x\nid: sse:s_1\n\ndata: " + res + "\nid: sse:~1r3.2.s_21\n\n", 0},
+		{"crlf keeps its line ending and no space", "id:a\r\ndata: " + res + "\r\n\r\n",
+			"data: " + res + "\r\nid:sse:~1r1.0.a\r\n\r\n", 0},
+		{"lone cr", "id: a\rdata: " + res + "\r\r", "data: " + res + "\rid: sse:~1r1.0.a\r\r", 0},
+		{"lone cr before a lf empty line becomes lf", "id: a\rdata: x\n\n", "data: x\nid: sse:a\n\n", 0},
+		{"second id: the first goes out plain where the second was", "id: a\nevent: message\nid: b\ndata: " + res + "\n\n",
+			"event: message\nid: sse:a\ndata: " + res + "\nid: sse:~1r1.0.b\n\n", 0},
+		{"empty id after a held one: held first, reset in place", "id: a\ndata: " + res + "\nid:\n\n",
+			"data: " + res + "\nid: sse:a\nid:\n\n", 0},
+		{"id with nul passes in place", "id: a\nid: b\x00\ndata: " + res + "\n\n",
+			"id: b\x00\ndata: " + res + "\nid: sse:~1r1.0.a\n\n", 0},
+		{"comments, retry, prime and unknown fields stay", "id: a\n: c\nretry: 1\nevent: prime\nfoo: bar\ndata: \n\n",
+			": c\nretry: 1\nevent: prime\nfoo: bar\ndata: \nid: sse:a\n\n", 0},
+		{"bom", "\ufeffid: a\ndata: " + res + "\n\n", "\ufeffdata: " + res + "\nid: sse:~1r1.0.a\n\n", 0},
+		{"first line before a bom stays in place", "id: a\n\ufeff\ndata: " + res + "\n\n",
+			"id: sse:a\n\ufeff\ndata: " + res + "\n\n", 0},
+		{"... and is the next one's previous", "id: a\n\ufeff\n\nid: b\ndata: " + res + "\n\n",
+			"id: sse:a\n\ufeff\n\ndata: " + res + "\nid: sse:~1r1.0.ba\n\n", 0},
+		{"unterminated event at eos", "id: a\ndata: " + res + "\n", "data: " + res + "\nid: sse:a\n", 0},
+		{"unterminated id line at eos", "id: a\ndata: 1\nid: b", "data: 1\nid: sse:a\nid: b", 0},
+		{"many events", "id: 1\ndata: " + res + "\n\nid: 2\ndata: " + res + "\n\nid: 3\n\n",
+			"data: " + res + "\nid: sse:~1r1.0.1\n\ndata: " + res + "\nid: sse:~1r1.0.21\n\nid: sse:3\n\n", 0},
+		{"long id while one is held", "id: a\ndata: 1\nid: " + long + "\ndata: 2\n\nid: b\n\n",
+			"data: 1\nid: a\nid: " + long + "\ndata: 2\n\nid: b\n\n", 8},
+		{"long event type while one is held: after its line", "id: a\nevent: " + long + "\ndata: 2\n\nid: b\n\n",
+			"event: " + long + "\nid: a\ndata: 2\n\nid: b\n\n", 8},
+		{"long event type, crlf", "id: a\r\nevent:" + long + "\r\n\r\nid: b\r\n\r\n",
+			"event:" + long + "\r\nid: a\r\n\r\nid: b\r\n\r\n", 8},
+		{"long event type at eos", "id: a\nevent: " + long, "event: " + long + "id: a\n", 8},
+		{"long event type without held id", "id: a\n\nevent: " + long + "\nid: b\n\n",
+			"id: sse:a\n\nevent: " + long + "\nid: b\n\n", 8},
+		{"long unterminated id", "id: a\ndata: 1\nid: " + long, "data: 1\nid: a\nid: " + long, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			maxLine := cmp.Or(tc.max, DefaultMaxLineBytes)
+			if want, at, _ := expandMint([]byte(tc.in), cursor.TransportSSE, maxLine, ""); string(want) != tc.want || (at >= 0) != (tc.max > 0) {
+				t.Fatalf("model: %q overflow at %d, want %q", want, at, tc.want)
+			}
+			forEachSplit([]byte(tc.in), func(chunks [][]byte) { checkMint(t, cursor.TransportSSE, maxLine, "", chunks) })
+		})
+	}
+}
+
+// TestEndpointDataWhole checks that a legacy endpoint event's data reaches
+// the caller whole up to maxLineBytes, however it is chunked, minting or
+// not, and that other events keep DataPrefixBytes.
+func TestEndpointDataWhole(t *testing.T) {
+	for _, n := range []int{600, 4000} {
+		session := bytes.Repeat([]byte("s"), n)
+		url := "/messages?sessionId=" + string(session)
+		in := []byte("event: endpoint\ndata: " + url + "\n\nid: e-1\ndata: " + url + "\n\n")
+		for _, mint := range []bool{false, true} {
+			for cut := 0; cut <= len(in); cut += 37 {
+				r := NewRewriter(cursor.TransportSSE, 0)
+				r.SetMint(mint)
+				_, evs, _, _ := feed(t, r, splitAt(in, cut))
+				if len(evs) != 2 || string(evs[0].Type) != "endpoint" || string(evs[0].Data) != url || evs[0].Truncated {
+					t.Fatalf("n=%d mint=%v cut %d: endpoint event %s", n, mint, cut, dumpEvents(evs))
+				}
+				if len(evs[1].Data) != DataPrefixBytes || !evs[1].Truncated {
+					t.Fatalf("n=%d mint=%v cut %d: message event kept %d bytes", n, mint, cut, len(evs[1].Data))
+				}
+			}
+		}
+		// Beyond maxLineBytes it is cut there.
+		_, evs, _, _ := run(t, cursor.TransportSSE, 1000, [][]byte{in})
+		if len(evs[0].Data) != min(len(url), 1000) || evs[0].Truncated != (len(url) > 1000) {
+			t.Fatalf("n=%d, max 1000: endpoint data %d bytes, truncated=%v", n, len(evs[0].Data), evs[0].Truncated)
+		}
+	}
+	// Only the data after the event field is kept whole; the model agrees.
+	long := "/messages?sessionId=" + string(bytes.Repeat([]byte("t"), 700))
+	for _, in := range []string{
+		"data: " + long + "\nevent: endpoint\n\n",
+		"event: endpoint\ndata: " + long + "\nevent: message\n\n",
+		"data: a\nevent: endpoint\ndata: " + long + "\n\n",
+	} {
+		forEachSplit([]byte(in), func(chunks [][]byte) { checkStream(t, cursor.TransportSSE, 0, chunks) })
+	}
+}
+
+// TestMintLongEventHoldsOnlyTheIDLine streams a 1 MiB data event in small
+// chunks: the id line is held the whole time, nothing else, and memory stays
+// bounded.
+func TestMintLongEventHoldsOnlyTheIDLine(t *testing.T) {
+	const size = 1 << 20
+	head := []byte("event: message\nid: big-1\ndata: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"text\":\"")
+	body := bytes.Repeat([]byte("d"), size)
+	tail := []byte("\"}}\n\nid: after\ndata: 1\n\n")
+	in := append(append(append([]byte(nil), head...), body...), tail...)
+	chunks := chunked(in, 4096)
+
+	r := NewRewriter(cursor.TransportHTTP, 64)
+	r.SetMint(true)
+	out, grown := streamMeasured(r, chunks, func(i int, dst []byte) {
+		if i > 0 && i < len(chunks)-1 {
+			if string(r.Held()) != "id: big-1\n" || r.HeldPrependable() {
+				t.Fatalf("chunk %d: held %q prependable=%v", i, r.Held(), r.HeldPrependable())
+			}
+			if len(dst) != len(chunks[i]) {
+				t.Fatalf("chunk %d: %d bytes out of %d: data was held", i, len(dst), len(chunks[i]))
+			}
+		}
+	})
+	if grown > 64<<10 {
+		t.Fatalf("allocated %d bytes while streaming %d", grown, len(in))
+	}
+	if cap(r.hold) > 4096 || cap(r.data) > 2*(DataPrefixBytes+1) {
+		t.Fatalf("hold grew to %d bytes, data to %d", cap(r.hold), cap(r.data))
+	}
+	want, _, _ := expandMint(in, cursor.TransportHTTP, 64, "")
+	if !bytes.Equal(out, want) || !bytes.Contains(out, []byte("\"}}\nid: http:~1r5.0.big-1\n\n")) {
+		t.Fatal("the 1 MiB event did not come out as modelled")
+	}
+}
+
+// TestHeldAcrossChunks checks what Held and HeldPrependable report between
+// calls, and that Held sent in front of the next chunk when prependable
+// gives a client the same events.
+func TestHeldAcrossChunks(t *testing.T) {
+	for _, tc := range []struct {
+		name, first, held string
+		prependable       bool
+	}{
+		{"nothing", "data: 1\n\n", "", true},
+		{"id line at a line start", "id: a\ndata: 1\n", "id: a\n", true},
+		{"part of an id line", "data: 1\nid: a", "id: a", true},
+		{"held id line and part of a second", "id: a\ndata: 1\nid: b", "id: a\nid: b", true},
+		{"inside a data line", "id: a\ndata: 1", "id: a\n", false},
+		{"after a data line's cr", "id: a\r\ndata: 1\r", "id: a\r\n", false},
+		{"after the held line's cr", "data: 1\r\nid: a\r", "id: a\r", false},
+		{"held line ended by a lone cr", "id: a\rdata: 1\r\n", "id: a\r", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRewriter(cursor.TransportSSE, 0)
+			r.SetMint(true)
+			out, _ := r.Rewrite(nil, []byte(tc.first), false)
+			if string(r.Held()) != tc.held || r.HeldPrependable() != tc.prependable {
+				t.Fatalf("Held() = %q, HeldPrependable() = %v; want %q, %v", r.Held(), r.HeldPrependable(), tc.held, tc.prependable)
+			}
+			if !tc.prependable {
+				return
+			}
+			// The caller gives up: Held goes out in front of the rest.
+			for _, rest := range []string{"\n", "\n\n", "data: 2\n\n", ": x\n\nid: c\n\n"} {
+				abandoned := string(out) + string(r.Held()) + rest
+				in := tc.first + rest
+				if a, b := refParse([]byte(abandoned)), refParse([]byte(in)); len(a) != len(b) {
+					t.Fatalf("rest %q: %q dispatches %d events, the input %d", rest, abandoned, len(a), len(b))
+				} else {
+					for i := range a {
+						a[i].LastEventID, a[i].ID = "", ""
+						b[i].LastEventID, b[i].ID = "", ""
+						if a[i] != b[i] {
+							t.Fatalf("rest %q: event %d %+v, want %+v", rest, i, a[i], b[i])
+						}
+					}
+				}
+			}
+		})
+	}
+	// Not minting, the held bytes are always prependable.
+	r := NewRewriter(cursor.TransportSSE, 0)
+	r.Rewrite(nil, []byte("data: 1\nid: a"), false)
+	if string(r.Held()) != "id: a" || !r.HeldPrependable() {
+		t.Fatalf("Held() = %q, HeldPrependable() = %v", r.Held(), r.HeldPrependable())
+	}
+}
+
+// TestResume checks that Resume names the previous ID of the first response,
+// that Reset forgets it, and that one too long is ignored.
+func TestResume(t *testing.T) {
+	in := []byte("id: s_8\ndata: " + respJSON + "\n\n")
+	r := NewRewriter(cursor.TransportHTTP, 16)
+	r.SetMint(true)
+	r.Resume([]byte("s_7"))
+	if out, _ := r.Rewrite(nil, in, true); string(out) != "data: "+respJSON+"\nid: http:~1r3.2.s_87\n\n" {
+		t.Fatalf("resumed: %q", out)
+	}
+	r.Reset(cursor.TransportHTTP, 16)
+	if out, _ := r.Rewrite(nil, in, true); string(out) != "data: "+respJSON+"\nid: http:~1r3.0.s_8\n\n" {
+		t.Fatalf("after Reset: %q", out)
+	}
+	r.Reset(cursor.TransportHTTP, 16)
+	r.Resume(bytes.Repeat([]byte("x"), 17))
+	if out, _ := r.Rewrite(nil, in, true); string(out) != "data: "+respJSON+"\nid: http:~1r3.0.s_8\n\n" {
+		t.Fatalf("resumed after a too long ID: %q", out)
+	}
+}
+
+// TestSetMint checks that the setting survives Reset, applies at once only
+// to a stream that has not started, and that off is today's in-place tagging.
+func TestSetMint(t *testing.T) {
+	in := []byte("id: a\ndata: " + respJSON + "\n\n")
+	inPlace := "id: sse:a\ndata: " + respJSON + "\n\n"
+	minted := "data: " + respJSON + "\nid: sse:~1r1.0.a\n\n"
+	r := NewRewriter(cursor.TransportSSE, 0)
+	r.SetMint(true)
+	if out, _ := r.Rewrite(nil, in, false); string(out) != minted {
+		t.Fatalf("minting: %q", out)
+	}
+	r.SetMint(false) // mid-stream: from the next Reset on
+	if out, _ := r.Rewrite(nil, in, false); string(out) != "data: "+respJSON+"\nid: sse:~1r1.1.a\n\n" {
+		t.Fatalf("after SetMint(false) mid-stream: %q", out)
+	}
+	r.Reset(cursor.TransportSSE, 0)
+	if out, _ := r.Rewrite(nil, in, false); string(out) != inPlace {
+		t.Fatalf("after Reset with minting off: %q", out)
+	}
+	r.SetMint(true)
+	r.Reset(cursor.TransportSSE, 0)
+	if out, _ := r.Rewrite(nil, in, false); string(out) != minted {
+		t.Fatalf("after Reset with minting on: %q", out)
+	}
+}
+
+// TestMintDoesNotAllocate is TestRewriteDoesNotAllocate while minting, in
+// the plugin's mode and with every event classified.
+func TestMintDoesNotAllocate(t *testing.T) {
+	chunks := chunked(mcpStream(2000), 16<<10)
+	for _, lastIDOnly := range []bool{true, false} {
+		r := mintRewriter(cursor.TransportSSE, 0, "", lastIDOnly)
+		dst := make([]byte, 0, 64<<10)
+		pass := func() {
+			r.Reset(cursor.TransportSSE, 0)
+			r.Resume([]byte("e-1"))
+			for _, c := range chunks {
+				dst, _ = r.Rewrite(dst[:0], c, false)
+			}
+		}
+		pass()
+		if allocs := testing.AllocsPerRun(5, pass); allocs != 0 {
+			t.Fatalf("lastIDOnly=%v: minting allocates %v times per pass over %d chunks", lastIDOnly, allocs, len(chunks))
+		}
+	}
+}
+
+// TestMintMCPStream checks typical traffic in chunks of several sizes, and
+// that the plugin's mode (ClassifyLastIDOnly) gives every event with an ID
+// its kind and the same bytes.
+func TestMintMCPStream(t *testing.T) {
+	in := mcpStream(300)
+	for _, size := range []int{16 << 10, 4096, 1000, 333, 17} {
+		chunks := chunked(in, size)
+		checkMint(t, cursor.TransportHTTP, 0, "", chunks)
+		full, _, _, _ := feed(t, mintRewriter(cursor.TransportHTTP, 0, "", false), chunks)
+		lazy, evs, _, _ := feed(t, mintRewriter(cursor.TransportHTTP, 0, "", true), chunks)
+		if !bytes.Equal(full, lazy) {
+			t.Fatalf("size %d: ClassifyLastIDOnly changed the output", size)
+		}
+		if we := wantEvents(in, 0); !eventsEqual(evs, we) {
+			t.Fatalf("size %d: ClassifyLastIDOnly events differ", size)
+		}
+	}
+}
