@@ -12,8 +12,10 @@ FUZZTIME ?= 30s
 VERSION  ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 SOURCE   ?= https://github.com/mcp-resume-guard/mcp-resume-guard
+# Where releases publish the image (make release writes it into the notes).
+IMAGE    ?= ghcr.io/mcp-resume-guard/mcp-resume-guard
 
-.PHONY: all build test e2e demo bench fuzz oci check clean run
+.PHONY: all help build test e2e demo bench fuzz oci release validate check clean run
 
 # make run: the trial proxy (cmd/guardproxy). UPSTREAM is your MCP server's
 # base URL (empty: the reference server, started for you); ROUTES=paths
@@ -25,6 +27,9 @@ LISTEN     ?= 127.0.0.1:10000
 ADMIN      ?= 127.0.0.1:9901
 ENVOY      ?= envoy/envoy.yaml
 GUARDPROXY ?= $(BUILD)/guardproxy
+# More guardproxy flags for make run: ARGS='-cut /mcp=4 -log-level debug'
+# (go run ./cmd/guardproxy -h lists them).
+ARGS       ?=
 ifneq ($(filter run,$(MAKECMDGOALS)),)
 ifeq ($(filter names paths,$(ROUTES)),)
 $(error ROUTES=$(ROUTES): want names (envoy.yaml's plugin configuration, routes by name) or paths (envoy/plugin-config/paths.json))
@@ -32,6 +37,11 @@ endif
 endif
 
 all: build
+
+## help: the targets and what they do
+help:
+	@echo "make TARGET [VARIABLE=value ...]; the default target is build"
+	@awk '/^## [a-z0-9-]+:/ { t = $$2; sub(/:$$/, "", t); sub(/^## [a-z0-9-]+: /, ""); printf "  %-9s %s\n", t, $$0 }' $(firstword $(MAKEFILE_LIST))
 
 ## build: the plugin as a standard-Go WASI reactor (build/mcp-resume-guard.wasm), stamped with VERSION and COMMIT
 build:
@@ -51,10 +61,10 @@ e2e: build
 demo: build
 	$(GO) run ./cmd/demo -wasm $(WASM)
 
-## run: the guard in front of UPSTREAM (default: the reference server) on LISTEN, admin on ADMIN, configured by ENVOY (envoy/envoy.yaml; ROUTES=paths: envoy/plugin-config/paths.json); Ctrl-C stops it
+## run: the guard in front of UPSTREAM (default: the reference server) on LISTEN, admin on ADMIN, configured by ENVOY (envoy/envoy.yaml; ROUTES=paths: envoy/plugin-config/paths.json), more flags in ARGS (ARGS='-cut /mcp=4'); Ctrl-C stops it
 run: build
 	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
-	$(GUARDPROXY) -wasm $(WASM) -envoy $(ENVOY) $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'
+	$(GUARDPROXY) -wasm $(WASM) -envoy $(ENVOY) $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'$(if $(ARGS), $(ARGS))
 
 ## bench: the plugin side by side with its baselines and floor in the embedded host (about 7 minutes on a busy 2-core machine); ends with the twelve BENCH lines
 bench: build
@@ -74,12 +84,33 @@ oci: build
 	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar \
 		-version $(VERSION) -revision $(COMMIT) -source $(SOURCE)
 
-## check: fails on gofmt, go vet or go mod tidy differences
+## release: build/release/ for VERSION=vX.Y.Z: the stamped .wasm, its sha256, the annotated OCI image layout and the release notes cut from CHANGELOG.md
+release:
+	@echo '$(VERSION)' | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+$$' || { echo "make release: VERSION=$(VERSION): want VERSION=vX.Y.Z"; exit 1; }
+	$(MAKE) --no-print-directory build oci VERSION=$(VERSION) COMMIT=$(COMMIT) SOURCE=$(SOURCE)
+	$(GO) run ./internal/tools/release -version $(VERSION) -wasm $(WASM) -oci $(BUILD)/mcp-resume-guard-oci.tar \
+		-changelog CHANGELOG.md -image $(IMAGE) -o $(BUILD)/release
+
+## validate: checks the plugin configuration in CONFIG (JSON, an Envoy bootstrap, an Istio WasmPlugin or an Envoy Gateway EnvoyExtensionPolicy) with the plugin's own parser
+validate:
+	@test -n '$(CONFIG)' || { echo "make validate: CONFIG=FILE is missing"; exit 2; }
+	$(GO) run ./cmd/validate '$(CONFIG)'
+
+# go mod tidy reads imports for every platform, so it needs modules that
+# make test never downloaded; offline, check skips it where the module cache
+# lacks them and says so (ONLINE=1 lets it download them).
+ONLINE ?=
+TIDY = $(if $(ONLINE),$(GO) mod tidy -diff,out=$$(GOPROXY=off $(GO) mod tidy -diff 2>&1); rc=$$?; \
+	if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'GOPROXY=off'; then echo "go mod tidy -diff: skipped, the module cache lacks modules it reads (make check ONLINE=1 downloads them)"; \
+	else [ -z "$$out" ] || echo "$$out"; exit $$rc; fi)
+
+## check: fails on gofmt, go vet or go mod tidy differences (offline once make test has run; ONLINE=1 lets go mod tidy download what it reads)
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) mod tidy -diff
-	@for m in $(SUBMODULES); do echo "cd $$m && go vet ./... && go mod tidy -diff"; (cd $$m && $(GO) vet ./... && $(GO) mod tidy -diff) || exit 1; done
+	@$(TIDY)
+	@for m in $(SUBMODULES); do echo "cd $$m && go vet ./... && go mod tidy -diff"; (cd $$m && $(GO) vet ./... && $(TIDY)) || exit 1; done
 
+## clean: removes build/
 clean:
 	rm -rf $(BUILD)

@@ -11,7 +11,7 @@ require (
 	github.com/prometheus/common v0.69.0
 	github.com/tetratelabs/proxy-wasm-go-sdk v0.24.0
 	github.com/tetratelabs/wazero v1.12.0
-	github.com/tidwall/gjson v1.20.3
+	github.com/tidwall/gjson v1.20.4
 	go.yaml.in/yaml/v4 v4.0.0-rc.4
 	google.golang.org/protobuf v1.36.12
 	istio.io/api v1.32.0
@@ -22,6 +22,8 @@ require (
 	cel.dev/expr v0.25.2 // indirect
 	github.com/cncf/xds/go v0.0.0-20260202195803-dba9d589def2 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
+	github.com/docker/cli v29.7.2+incompatible // indirect
+	github.com/docker/docker-credential-helpers v0.9.3 // indirect
 	github.com/docker/go-connections v0.7.0 // indirect
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/envoyproxy/protoc-gen-validate v1.3.3 // indirect

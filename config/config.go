@@ -8,12 +8,14 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
-	"github.com/mcp-resume-guard/mcp-resume-guard/internal/jsonscan"
+	"github.com/tidwall/gjson"
 )
 
 // Defaults of the numeric keys.
@@ -98,30 +100,50 @@ var Keys = []string{
 
 var routeKeys = []string{"route_name", "path_prefix", "transport"}
 
-// Parse validates data and returns the configuration. Empty data (no
-// configuration at all) yields Default(); anything else must be a JSON object.
+// MaxConfigBytes bounds the configuration: far more than 256 routes with
+// fields of 1024 bytes need. It also bounds the stack gjson's recursive
+// validation takes on a deeply nested input (about 128 bytes a level).
+const MaxConfigBytes = 1 << 20
+
+// Parse validates data and returns the configuration. Empty data (or only
+// JSON whitespace: no configuration at all) yields Default(); anything else
+// must be one JSON object (RFC 8259: no comments, byte order mark, trailing
+// commas or trailing data) in valid UTF-8, with each key at most once, each
+// value of its key's JSON type (a number written as a string, a float or an
+// exponent, a boolean as a string or null are refused, never coerced).
+// The strings of the result are copies: data may be reused once Parse
+// returns.
 func Parse(data []byte) (Config, error) {
 	c := Default()
-	if len(strings.TrimSpace(string(data))) == 0 {
+	if len(bytes.Trim(data, jsonSpace)) == 0 {
 		return c, nil
 	}
-	if !jsonscan.Valid(string(data)) {
+	switch {
+	case len(data) > MaxConfigBytes:
+		return c, errors.New("config: the plugin configuration is " + strconv.Itoa(len(data)) + " bytes; at most " + strconv.Itoa(MaxConfigBytes) + " are allowed")
+	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
+		return c, errors.New("config: not valid JSON (it starts with a UTF-8 byte order mark); the plugin configuration must be a JSON object")
+	case !gjson.ValidBytes(data):
 		return c, errors.New("config: not valid JSON; the plugin configuration must be a JSON object")
+	case !utf8.Valid(data):
+		return c, errors.New("config: not valid UTF-8; the plugin configuration must be a JSON object in UTF-8")
 	}
-	root := jsonscan.Parse(string(data))
+	// ParseBytes copies data into a string: every result points into it.
+	root := gjson.ParseBytes(data)
 	if !root.IsObject() {
 		return c, errors.New("config: the plugin configuration must be a JSON object, got " + kindOf(root))
 	}
 	var err error
+	// gjson hands over every member, duplicates included, in order: a
+	// second one would silently override the first.
 	seen := map[string]bool{}
-	root.ForEach(func(k, v jsonscan.Value) bool {
-		key := k.Str
-		if seen[key] {
-			err = errors.New("config: key " + strconv.Quote(key) + " appears twice")
+	root.ForEach(func(k, v gjson.Result) bool {
+		if seen[k.Str] {
+			err = errors.New("config: key " + strconv.Quote(k.Str) + " appears twice")
 			return false
 		}
-		seen[key] = true
-		err = c.set(key, v)
+		seen[k.Str] = true
+		err = c.set(k.Str, v)
 		return err == nil
 	})
 	if err != nil {
@@ -131,7 +153,10 @@ func Parse(data []byte) (Config, error) {
 	return c, nil
 }
 
-func (c *Config) set(key string, v jsonscan.Value) error {
+// jsonSpace is JSON's whitespace (RFC 8259 section 2).
+const jsonSpace = " \t\n\r"
+
+func (c *Config) set(key string, v gjson.Result) error {
 	switch key {
 	case "routes":
 		return c.setRoutes(v)
@@ -168,7 +193,7 @@ func (c *Config) set(key string, v jsonscan.Value) error {
 	return errors.New("config: unknown key " + strconv.Quote(key) + "; allowed keys: " + strings.Join(Keys, ", "))
 }
 
-func (c *Config) setRoutes(v jsonscan.Value) error {
+func (c *Config) setRoutes(v gjson.Result) error {
 	if !v.IsArray() {
 		return errors.New(`config: key "routes" must be a list of {"route_name", "path_prefix", "transport"} objects, got ` + kindOf(v))
 	}
@@ -185,7 +210,7 @@ func (c *Config) setRoutes(v jsonscan.Value) error {
 		var r Route
 		var err error
 		seen := map[string]bool{}
-		item.ForEach(func(k, f jsonscan.Value) bool {
+		item.ForEach(func(k, f gjson.Result) bool {
 			if seen[k.Str] {
 				err = errors.New(at + ": key " + strconv.Quote(k.Str) + " appears twice")
 				return false
@@ -193,7 +218,7 @@ func (c *Config) setRoutes(v jsonscan.Value) error {
 			seen[k.Str] = true
 			switch k.Str {
 			case "route_name", "path_prefix":
-				if f.Type != jsonscan.String || len(f.Str) > maxRouteFieldBytes {
+				if f.Type != gjson.String || len(f.Str) > maxRouteFieldBytes {
 					err = errors.New(at + "." + k.Str + " must be a string of at most " + strconv.Itoa(maxRouteFieldBytes) + " bytes")
 					return false
 				}
@@ -204,7 +229,7 @@ func (c *Config) setRoutes(v jsonscan.Value) error {
 				}
 			case "transport":
 				t, ok := cursor.ParseTransport(f.Str)
-				if f.Type != jsonscan.String || !ok {
+				if f.Type != gjson.String || !ok {
 					err = errors.New(at + `.transport must be "sse" or "http", got ` + f.Raw)
 					return false
 				}
@@ -259,8 +284,8 @@ func (c *Config) NeedsRouteName() bool {
 	return false
 }
 
-func enum[T any](key string, v jsonscan.Value, dst *T, values map[string]T, allowed ...string) error {
-	if v.Type == jsonscan.String {
+func enum[T any](key string, v gjson.Result, dst *T, values map[string]T, allowed ...string) error {
+	if v.Type == gjson.String {
 		if t, ok := values[v.Str]; ok {
 			*dst = t
 			return nil
@@ -269,10 +294,10 @@ func enum[T any](key string, v jsonscan.Value, dst *T, values map[string]T, allo
 	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + " is not one of " + strings.Join(allowed, ", "))
 }
 
-func boolean(key string, v jsonscan.Value, dst *bool) error {
+func boolean(key string, v gjson.Result, dst *bool) error {
 	switch v.Type {
-	case jsonscan.True, jsonscan.False:
-		*dst = v.Type == jsonscan.True
+	case gjson.True, gjson.False:
+		*dst = v.Type == gjson.True
 		return nil
 	}
 	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + " is not true or false")
@@ -280,8 +305,8 @@ func boolean(key string, v jsonscan.Value, dst *bool) error {
 
 // headerName reads a lower-case HTTP header name (Envoy hands the plugin
 // lower-case names), or "" to turn the feature off.
-func headerName(key string, v jsonscan.Value, dst *string) error {
-	if v.Type == jsonscan.String && len(v.Str) <= maxRouteFieldBytes && validHeaderName(v.Str) {
+func headerName(key string, v gjson.Result, dst *string) error {
+	if v.Type == gjson.String && len(v.Str) <= maxRouteFieldBytes && validHeaderName(v.Str) {
 		*dst = v.Str
 		return nil
 	}
@@ -298,8 +323,8 @@ func validHeaderName(s string) bool {
 	return true
 }
 
-func integer(key string, v jsonscan.Value, dst *int, lo, hi int) error {
-	if v.Type == jsonscan.Number {
+func integer(key string, v gjson.Result, dst *int, lo, hi int) error {
+	if v.Type == gjson.Number {
 		n, err := strconv.ParseInt(v.Raw, 10, 64)
 		if err == nil && n >= int64(lo) && n <= int64(hi) {
 			*dst = int(n)
@@ -309,7 +334,7 @@ func integer(key string, v jsonscan.Value, dst *int, lo, hi int) error {
 	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + " is not an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi))
 }
 
-func kindOf(v jsonscan.Value) string {
+func kindOf(v gjson.Result) string {
 	switch {
 	case v.IsObject():
 		return "an object"
@@ -317,13 +342,13 @@ func kindOf(v jsonscan.Value) string {
 		return "a list"
 	}
 	switch v.Type {
-	case jsonscan.String:
+	case gjson.String:
 		return "a string"
-	case jsonscan.Number:
+	case gjson.Number:
 		return "a number"
-	case jsonscan.True, jsonscan.False:
+	case gjson.True, gjson.False:
 		return "a boolean"
-	case jsonscan.Null:
+	case gjson.Null:
 		return "null"
 	}
 	return "nothing"

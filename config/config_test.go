@@ -1,11 +1,15 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 )
@@ -70,6 +74,10 @@ func TestParseValid(t *testing.T) {
 				c.Routes = []Route{{RouteName: "a\"bé", PathPrefix: "/x y", Transport: cursor.TransportHTTP}}
 			})},
 		{"escaped_key", `{"max\u005fsessions":5}`, with(func(c *Config) { c.MaxSessions = 5 })},
+		{"escaped_value", `{"principal_header":"x-jwt\u002dsub"}`, with(func(c *Config) { c.PrincipalHeader = "x-jwt-sub" })},
+		{"every_json_space", " \t\r\n{ \t\r\n\"max_sessions\" \t\r\n: \t\r\n7 \t\r\n} \t\r\n", with(func(c *Config) { c.MaxSessions = 7 })},
+		{"exact_integer_text", `{"max_sessions":1000,"session_ttl_seconds":90,"max_line_bytes":65536}`, with(func(c *Config) { c.MaxSessions, c.SessionTTLSeconds, c.MaxLineBytes = 1000, 90, 65536 })},
+		{"unicode_route_name", `{"routes":[{"route_name":"mcp-é","transport":"http"}]}`, with(func(c *Config) { c.Routes = []Route{{RouteName: "mcp-é", Transport: cursor.TransportHTTP}} })},
 
 		{"everything", `{
 			"routes": [{"path_prefix": "/mcp", "transport": "http"}],
@@ -141,6 +149,53 @@ func TestParseErrors(t *testing.T) {
 		{"json_number", `1`, []string{"JSON object", "a number"}},
 		{"json_null", `null`, []string{"JSON object", "null"}},
 		{"json_bool", `true`, []string{"JSON object", "a boolean"}},
+
+		// What gjson's leniency could let through: gjson.Valid first, then
+		// every value's JSON type, and duplicates counted.
+		{"bom", "\xef\xbb\xbf{}", []string{"not valid JSON", "byte order mark"}},
+		{"comment_block", `{/* max */"max_sessions":10}`, []string{"not valid JSON"}},
+		{"comment_line", "{\"max_sessions\":10 // ten\n}", []string{"not valid JSON"}},
+		{"comment_hash", "# config\n{}", []string{"not valid JSON"}},
+		{"trailing_garbage", `{}x`, []string{"not valid JSON"}},
+		{"trailing_comma_after_object", `{},`, []string{"not valid JSON"}},
+		{"trailing_brace", `{"max_sessions":10}}`, []string{"not valid JSON"}},
+		{"trailing_comma_in_object", `{"max_sessions":10,}`, []string{"not valid JSON"}},
+		{"trailing_comma_in_routes", `{"routes":[{"path_prefix":"/","transport":"sse"},]}`, []string{"not valid JSON"}},
+		{"unquoted_key", `{max_sessions:10}`, []string{"not valid JSON"}},
+		{"nan", `{"max_sessions":NaN}`, []string{"not valid JSON"}},
+		{"infinity", `{"max_sessions":Infinity}`, []string{"not valid JSON"}},
+		{"plus_sign", `{"max_sessions":+10}`, []string{"not valid JSON"}},
+		{"hex", `{"max_sessions":0x10}`, []string{"not valid JSON"}},
+		{"leading_zero", `{"max_sessions":010}`, []string{"not valid JSON"}},
+		{"raw_tab_in_string", "{\"principal_header\":\"a\tb\"}", []string{"not valid JSON"}},
+		{"bad_escape", `{"principal_header":"\x41"}`, []string{"not valid JSON"}},
+		{"vertical_tab_is_not_json_space", "\v", []string{"not valid JSON"}},
+		{"nbsp_around_object", "\u00a0{}", []string{"not valid JSON"}},
+		{"unclosed_string", `{"principal_header":"x}`, []string{"not valid JSON"}},
+		{"deep_nesting", `{"routes":` + strings.Repeat("[", 100000), []string{"not valid JSON"}},
+		{"invalid_utf8", "{\"routes\":[{\"route_name\":\"\xff\",\"transport\":\"http\"}]}", []string{"UTF-8"}},
+		{"too_big", `{"routes":[` + strings.Repeat(" ", MaxConfigBytes) + `]}`, []string{"bytes", "at most 1048576"}},
+		{"duplicate_key_escaped", `{"max_sessions":1,"max\u005fsessions":2}`, []string{`"max_sessions"`, "twice"}},
+		{"duplicate_routes", `{"routes":[],"routes":[{"path_prefix":"/","transport":"sse"}]}`, []string{`"routes"`, "twice"}},
+		{"duplicate_unknown_key", `{"bogus":1,"bogus":2}`, []string{`"bogus"`, "unknown key"}},
+		{"route_duplicate_name", `{"routes":[{"route_name":"a","route_name":"b","transport":"sse"}]}`, []string{"routes[0]", `"route_name"`, "twice"}},
+		{"route_duplicate_escaped", `{"routes":[{"path_prefix":"/a","path\u005fprefix":"/b","transport":"sse"}]}`, []string{"routes[0]", `"path_prefix"`, "twice"}},
+		{"ttl_string", `{"session_ttl_seconds":"60"}`, []string{`"session_ttl_seconds"`, `"60"`, "integer"}},
+		{"line_string", `{"max_line_bytes":"4096"}`, []string{`"max_line_bytes"`, `"4096"`, "integer"}},
+		{"max_sessions_exponent_upper", `{"max_sessions":1E3}`, []string{`"max_sessions"`, "1E3", "integer"}},
+		{"max_sessions_exponent_signed", `{"max_sessions":1e+3}`, []string{`"max_sessions"`, "integer"}},
+		{"max_sessions_fraction_exponent", `{"max_sessions":1.5e2}`, []string{`"max_sessions"`, "integer"}},
+		{"max_sessions_negative_exponent", `{"max_sessions":100e-2}`, []string{`"max_sessions"`, "integer"}},
+		{"max_sessions_minus_zero", `{"max_sessions":-0}`, []string{`"max_sessions"`, "integer"}},
+		{"ttl_float_integral", `{"session_ttl_seconds":60.0}`, []string{`"session_ttl_seconds"`, "60.0", "integer"}},
+		{"mint_as_string_false", `{"mint_cursors":"false"}`, []string{`"mint_cursors"`, `"false"`, "true or false"}},
+		{"mint_null", `{"mint_cursors":null}`, []string{`"mint_cursors"`, "null", "true or false"}},
+		{"mint_zero", `{"mint_cursors":0}`, []string{`"mint_cursors"`, "true or false"}},
+		{"principal_null", `{"principal_header":null}`, []string{`"principal_header"`, "null"}},
+		{"principal_bool", `{"principal_header":false}`, []string{`"principal_header"`, "lower-case"}},
+		{"route_name_null", `{"routes":[{"route_name":null,"transport":"http"}]}`, []string{"routes[0].route_name", "must be a string"}},
+		{"route_transport_null", `{"routes":[{"route_name":"mcp","transport":null}]}`, []string{"routes[0].transport", `"sse" or "http"`, "null"}},
+		{"route_null", `{"routes":[null]}`, []string{"routes[0]", "must be an object", "null"}},
 
 		{"unknown_key", `{"max_session":10}`, []string{`"max_session"`, "unknown key", allKeys}},
 		{"unknown_key_case", `{"Routes":[]}`, []string{`"Routes"`, allKeys}},
@@ -298,8 +353,25 @@ func TestNeedsRouteName(t *testing.T) {
 	}
 }
 
-// FuzzParse: Parse never panics, and what it accepts is a configuration the
-// plugin can run with.
+// TestParseCopiesStrings: the configuration keeps no reference to its input,
+// which the plugin reads from a host buffer reused after the callback.
+func TestParseCopiesStrings(t *testing.T) {
+	data := []byte(`{"routes":[{"route_name":"mcp","path_prefix":"/mcp","transport":"http"}],"principal_header":"x-sub"}`)
+	c, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range data {
+		data[i] = 'X'
+	}
+	if r := c.Routes[0]; r.RouteName != "mcp" || r.PathPrefix != "/mcp" || c.PrincipalHeader != "x-sub" {
+		t.Fatalf("configuration changed with its input: %+v", c)
+	}
+}
+
+// FuzzParse: Parse never panics, what it accepts is a configuration the
+// plugin can run with, and encoding/json reads the same configuration from
+// it: a JSON object of allowed keys, each once, with values of their types.
 func FuzzParse(f *testing.F) {
 	seeds := []string{
 		"", "{}", "[]", "null", `{"routes":[{"route_name":"mcp","path_prefix":"/mcp","transport":"http"}]}`,
@@ -307,6 +379,8 @@ func FuzzParse(f *testing.F) {
 		`{"max_sessions":10,"session_ttl_seconds":60,"max_line_bytes":64}`,
 		`{"routes":[{"transport":"sse","transport":"http","path_prefix":"/"}]}`,
 		`{"max_sessions":1e3}`, `{"a":`, `{"routes":[[[[[]]]]]}`, "{\"\xff\":1}",
+		`{"mint_cursors":false,"principal_header":"x-jwt-sub","legacy_reinit":"drop_cursor","unknown_cursor":"reinit"}`,
+		`{"max\u005fsessions":"10"}`, `{"routes":[{"route_name":"a\ud800b","transport":"sse"}]}`, "\xef\xbb\xbf{}",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -319,11 +393,8 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if strings.TrimSpace(string(data)) != "" && !json.Valid(data) {
-			// jsonscan and encoding/json may disagree only on invalid UTF-8
-			// inside strings, which encoding/json also accepts; anything
-			// else accepted here is not JSON.
-			t.Fatalf("Parse accepted %q, which is not JSON", data)
+		if strings.Trim(string(data), " \t\r\n") != "" {
+			checkAsEncodingJSON(t, data, c)
 		}
 		if c.MaxSessions < 1 || c.MaxSessions > MaxMaxSessions ||
 			c.SessionTTLSeconds < 1 || c.SessionTTLSeconds > MaxSessionTTL ||
@@ -352,4 +423,83 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("second Parse differs: %v", err)
 		}
 	})
+}
+
+// checkAsEncodingJSON reads data, which Parse accepted as c, with
+// encoding/json: it must be one JSON object in UTF-8 whose keys are allowed
+// and appear once, whose numbers are integers, and whose values are those
+// of c.
+func checkAsEncodingJSON(t *testing.T, data []byte, c Config) {
+	t.Helper()
+	if !json.Valid(data) || !utf8.Valid(data) {
+		t.Fatalf("Parse accepted %q, which encoding/json does not read as JSON in UTF-8", data)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		t.Fatalf("Parse accepted %q, which is not a JSON object: %v", data, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.Token() // the object's '{'
+	n := 0
+	for dec.More() {
+		tok, _ := dec.Token()
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(Keys, tok.(string)) {
+			t.Fatalf("Parse accepted %q with the key %q", data, tok)
+		}
+		n++
+	}
+	if n != len(obj) {
+		t.Fatalf("Parse accepted %q, which repeats a key", data)
+	}
+	want := with(func(w *Config) {
+		w.Policy, w.LegacyReinit = c.Policy, c.LegacyReinit // enums: checked by the table tests
+		for key, raw := range obj {
+			var err error
+			switch key {
+			case "max_sessions":
+				err = decodeInt(raw, &w.MaxSessions)
+			case "session_ttl_seconds":
+				err = decodeInt(raw, &w.SessionTTLSeconds)
+			case "max_line_bytes":
+				err = decodeInt(raw, &w.MaxLineBytes)
+			case "mint_cursors":
+				err = json.Unmarshal(raw, &w.MintCursors)
+			case "principal_header":
+				err = json.Unmarshal(raw, &w.PrincipalHeader)
+			case "routes":
+				var routes []struct {
+					RouteName  string `json:"route_name"`
+					PathPrefix string `json:"path_prefix"`
+					Transport  string `json:"transport"`
+				}
+				err = json.Unmarshal(raw, &routes)
+				w.Routes = []Route{}
+				for _, r := range routes {
+					tr, _ := cursor.ParseTransport(r.Transport)
+					w.Routes = append(w.Routes, Route{RouteName: r.RouteName, PathPrefix: r.PathPrefix, Transport: tr})
+				}
+			default:
+				var s string
+				err = json.Unmarshal(raw, &s)
+			}
+			if err != nil || bytes.Equal(raw, []byte("null")) {
+				t.Fatalf("Parse accepted %q, but encoding/json reads %q as %s: %v", data, key, raw, err)
+			}
+		}
+	})
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("Parse(%q) =\n %+v\nencoding/json reads\n %+v", data, c, want)
+	}
+}
+
+// decodeInt decodes a JSON number written as an integer.
+func decodeInt(raw json.RawMessage, dst *int) error {
+	if bytes.ContainsAny(raw, ".eE") {
+		return errors.New("not an integer")
+	}
+	return json.Unmarshal(raw, dst)
 }

@@ -33,6 +33,11 @@ func (t *StreamTail) Resume(id string) {
 	t.last = append(t.last[:0], id...)
 }
 
+// Last returns the upstream ID of the last event added, or the cursor given
+// to Resume before any was: the stream's previous ID for its next event. The
+// slice is t's own buffer, valid until the next Add, Resume or Reset.
+func (t *StreamTail) Last() []byte { return t.last }
+
 // Add records that an event with ID id and kind k was sent. Only the kind of
 // the last event added before a write matters. IDs longer than
 // MaxEventIDBytes are kept here but never recorded (Record.Observe).

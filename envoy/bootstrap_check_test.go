@@ -35,9 +35,11 @@ var streamingPaths = []string{"/mcp", "/sse"}
 
 // transportOfPath is the MCP transport each endpoint path speaks.
 var transportOfPath = map[string]cursor.Transport{
-	"/mcp":      cursor.TransportHTTP,
-	"/sse":      cursor.TransportSSE,
-	"/messages": cursor.TransportSSE,
+	"/mcp":       cursor.TransportHTTP,
+	"/sse":       cursor.TransportSSE,
+	"/messages":  cursor.TransportSSE,
+	"/message":   cursor.TransportSSE, // the TypeScript SDK's SSEServerTransport
+	"/messages/": cursor.TransportSSE, // the Python SDK's SseServerTransport("/messages/")
 }
 
 // guardDeployment is what checkBootstrap extracts from a valid bootstrap.

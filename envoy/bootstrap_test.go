@@ -26,7 +26,7 @@ const (
 	wasmInContainer = "/etc/envoy/mcp-resume-guard.wasm"
 )
 
-var mcpRoutes = []string{"mcp-legacy-messages", "mcp-legacy-stream", "mcp-streamable"}
+var mcpRoutes = []string{"mcp-legacy-message", "mcp-legacy-messages", "mcp-legacy-messages-slash", "mcp-legacy-stream", "mcp-streamable"}
 
 func readFile(t *testing.T, name string) []byte {
 	t.Helper()
@@ -93,7 +93,7 @@ func TestEnvoyBootstrapBrokenVariants(t *testing.T) {
 		{"typo in a field name", "stream_idle_timeout: 300s", "stream_idle_timout: 300s", `unknown field "stream_idle_timout"`},
 		{"unknown type URL", "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm\n", "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.WasmFilter\n", "WasmFilter"},
 		{"per-route config of the wrong type", "type.googleapis.com/envoy.config.route.v3.FilterConfig", "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm", "has no per-route message"},
-		{"route the plugin names is missing", "- name: mcp-legacy-messages", "- name: mcp-legacy-message", `names route "mcp-legacy-messages", which is not in the route table`},
+		{"route the plugin names is missing", "- name: mcp-legacy-messages\n", "- name: mcp-legacy-msgs\n", `names route "mcp-legacy-messages", which is not in the route table`},
 		{"plugin key the parser rejects", `"max_line_bytes": 8192`, `"max_line_byte": 8192`, `unknown key "max_line_byte"`},
 		{"plugin value the parser rejects", `"unacked_cursor": "reinit"`, `"unacked_cursor": "retry"`, `"unacked_cursor"`},
 		{"plugin transport contradicts the path", `{"route_name": "mcp-streamable", "transport": "http"}`, `{"route_name": "mcp-streamable", "transport": "sse"}`, "serves /mcp"},

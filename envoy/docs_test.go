@@ -8,16 +8,20 @@ import (
 	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
 )
 
-// deployDocs returns the user documentation of the deployment: the README
-// from its "Deploy to Envoy" section onwards.
+// deployDocFiles are the user documentation of the deployment.
+var deployDocFiles = []string{
+	"README.md", "docs/deploy-envoy.md", "docs/deploy-istio.md", "docs/deploy-envoy-gateway.md", "docs/operations.md",
+}
+
+// deployDocs returns the user documentation of the deployment, as one text.
 func deployDocs(t *testing.T) (string, string) {
 	t.Helper()
-	readme := string(readFile(t, filepath.Join(repoRoot, "README.md")))
-	i := strings.Index(readme, "## Deploy to Envoy")
-	if i < 0 {
-		t.Fatal(`README.md has no "## Deploy to Envoy" section`)
+	var b strings.Builder
+	for _, name := range deployDocFiles {
+		b.Write(readFile(t, filepath.Join(repoRoot, filepath.FromSlash(name))))
+		b.WriteByte('\n')
 	}
-	return "README.md", readme[i:]
+	return strings.Join(deployDocFiles, ", "), b.String()
 }
 
 // counterNames returns the full names of the counters the plugin defines,
@@ -49,7 +53,9 @@ func TestDeployDocsMatchFiles(t *testing.T) {
 	}
 
 	want := []string{
-		"## Deploy to Envoy", "## Deploy to Istio", "## Try it with docker compose",
+		"# Deploy to Envoy\n", "# Deploy to Istio\n", "# Deploy to Envoy Gateway\n", "## Try it with docker compose",
+		"envoy/istio/proxy-stats.yaml", "make validate CONFIG=",
+		"ghcr.io/mcp-resume-guard/mcp-resume-guard:v0.1.0", // the published image the manifests name
 		"1.33",                          // the Envoy version floor
 		project.Services["envoy"].Image, // the pinned image
 		wasmInContainer,                 // where envoy.yaml loads the plugin

@@ -37,7 +37,7 @@ const (
 	// matrixImage is how the job names the Envoy image of a matrix entry.
 	matrixImage = "envoyproxy/envoy:${{ matrix.envoy }}"
 	// fixedEnvoyMinor is the first Envoy release whose Wasm host answers
-	// poll_oneoff and allows it during _initialize (DESIGN.md §4).
+	// poll_oneoff and allows it during _initialize (docs/deploy-envoy.md, "Requirements").
 	fixedEnvoyMinor = 39
 )
 

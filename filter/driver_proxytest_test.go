@@ -73,6 +73,8 @@ func (d *nativeDriver) logs(level logLevel) []string {
 		return d.host.GetErrorLogs()
 	case logCritical:
 		return d.host.GetCriticalLogs()
+	case logInfo:
+		return d.host.GetInfoLogs()
 	}
 	return nil
 }

@@ -225,6 +225,7 @@ var slogLevels = map[logLevel]slog.Level{
 	logWarn:     slog.LevelWarn,
 	logError:    slog.LevelError,
 	logCritical: slog.LevelError + 4,
+	logInfo:     slog.LevelInfo,
 }
 
 func (c *logCapture) Enabled(context.Context, slog.Level) bool { return true }

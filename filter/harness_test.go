@@ -91,6 +91,7 @@ const (
 	logWarn logLevel = iota
 	logError
 	logCritical
+	logInfo
 )
 
 // harness drives the plugin through one driver.

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
@@ -236,9 +235,7 @@ func (h *httpContext) logDecision(d cursor.Decision) {
 	b = append(b, " route_transport="...)
 	b = append(b, h.transport.String()...)
 	p.logBuf = b[:0]
-	// The host copies the message during the call: a view of the buffer
-	// is enough.
-	proxywasm.LogInfo(unsafe.String(unsafe.SliceData(b), len(b)))
+	logInfoBytes(b)
 }
 
 func (h *httpContext) countReinit(r cursor.Reason) {
@@ -347,11 +344,15 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 		p.metrics.failOpen.inc()
 		return action
 	}
-	if h.tail == nil { // else a resume's, holding its cursor (apply)
+	h.rw = p.getRewriter(h.transport)
+	if h.tail == nil {
 		h.tail = p.getTail()
 		h.tail.Reset(newStreamID(), h.transport)
+	} else {
+		// A resume's tail, holding the cursor it forwarded (apply): the
+		// stream's first event names it as its previous ID.
+		h.rw.Resume(h.tail.Last())
 	}
-	h.rw = p.getRewriter(h.transport)
 	return action
 }
 

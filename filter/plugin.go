@@ -120,6 +120,7 @@ func (p *pluginContext) getRewriter(t cursor.Transport) *sse.Rewriter {
 	}
 	rw := sse.NewRewriter(t, p.cfg.MaxLineBytes)
 	rw.ClassifyLastIDOnly(true)
+	rw.SetMint(p.cfg.MintCursors) // kept across Reset, like the configuration
 	return rw
 }
 

@@ -4,7 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
-	"github.com/mcp-resume-guard/mcp-resume-guard/internal/jsonscan"
+	"github.com/tidwall/gjson"
 )
 
 // Classify returns the kind of JSON-RPC message an SSE event carries, from
@@ -12,25 +12,43 @@ import (
 // beyond dataPrefix. It never returns cursor.KindPriming: whether an event
 // primes the stream depends on its id, which the Rewriter knows.
 //
-//   - An event type other than "" or "message" is KindOther.
-//   - A JSON object with "result" or "error" is KindResponse; else one with
-//     "method" is KindRequest when it also has "id", else KindNotification.
-//   - A truncated object in which neither "method" nor "result"/"error" is
-//     visible is KindResponse: a large response whose "id" (or whose cut-off
-//     "result") is the only key seen must not be mistaken for anything else,
-//     since losing a response is the expensive mistake.
-//   - A JSON array (a batch) is KindResponse when any visible element is a
-//     response, else the kind of its first element.
-//   - Anything else is KindOther.
+// Only top-level keys count, read in order in one pass with gjson. "result"
+// and "error" are decisive: reading stops at the first of them. Without
+// one, the members in the prefix are read to its end, since only the end
+// tells a notification (no "id") from a request:
 //
-// Only top-level keys count. Classify does not allocate (unless a key is
-// written with backslash escapes, which are decoded into a new string).
+//   - An event type other than "" or "message" is KindOther.
+//   - An object with "result" is KindResponse, one with "error" KindError
+//     (whichever comes first decides). Either key decides at once, even
+//     after "method": a message with both is not valid JSON-RPC, and
+//     counting it as a response is the safe side.
+//   - Else an object with "method" is KindRequest when it also has "id", else
+//     KindNotification.
+//   - Else an object with "id" is KindResponse: the Go SDK encodes a nil
+//     result as {"jsonrpc":"2.0","id":7}, with neither "result" nor "error".
+//   - Else a truncated object is KindResponse: a large response whose
+//     cut-off "id" or "result" is all there is to see must not be mistaken
+//     for anything else, since losing a response is the expensive mistake.
+//     In a prefix, a member counts as seen once its value starts (an object,
+//     array, number or literal) or, for a string, once it is closed.
+//   - A JSON array (a batch) is KindResponse when any seen element is a
+//     KindResponse; else KindError when any is a KindError (the only
+//     responses are errors); else the kind of its first element. An element
+//     cut off by the end of a truncated prefix is classified as a truncated
+//     object.
+//   - Anything else (other JSON values, text, an empty or blank prefix) is
+//     KindOther.
+//
+// Classify does not validate: it is lenient with data that is not JSON, as
+// gjson is. It does not allocate, unless a top-level key or string value is
+// written with backslash escapes, which gjson unescapes into a new string.
 func Classify(eventType, dataPrefix []byte, truncated bool) cursor.EventKind {
 	if len(eventType) != 0 && string(eventType) != "message" {
 		return cursor.KindOther
 	}
-	// jsonscan reads strings; the data outlives this call unchanged and no
-	// result escapes it, so a zero-copy view is safe.
+	// gjson.ParseBytes would copy the prefix into a new string (the results
+	// it returns point into their input). The data outlives this call
+	// unchanged and no result escapes it, so a zero-copy view is safe.
 	s := unsafe.String(unsafe.SliceData(dataPrefix), len(dataPrefix))
 	i := skipSpace(s, 0)
 	if i == len(s) {
@@ -45,45 +63,48 @@ func Classify(eventType, dataPrefix []byte, truncated bool) cursor.EventKind {
 	return cursor.KindOther
 }
 
-// classifyObject classifies one JSON-RPC message; truncated reports that obj
-// is cut short. It reads the top-level keys in one pass, stopping at
-// "result" or "error": a message that also has "method" is not valid
-// JSON-RPC, and counting it as a response is the safe side.
-// A value cut short by the end of obj still counts as present when it is an
-// object, array, number or literal, not when it is a string or missing
-// (jsonscan's iteration of a prefix).
+// classifyObject classifies one JSON-RPC message, obj starting with '{';
+// truncated reports that obj is cut short. It reads the top-level members
+// in one pass with gjson's ForEach (which hands over a cut-off object or
+// array value as far as it goes, and stops before a cut-off string or a
+// missing value) and stops at "result" or "error".
 func classifyObject(obj string, truncated bool) cursor.EventKind {
-	var method, id, response bool
-	jsonscan.Parse(obj).ForEach(func(key, _ jsonscan.Value) bool {
+	var method, id bool
+	kind := cursor.KindOther
+	gjson.Parse(obj).ForEach(func(key, _ gjson.Result) bool {
 		switch key.Str {
+		case "result":
+			kind = cursor.KindResponse
+		case "error":
+			kind = cursor.KindError
 		case "method":
 			method = true
 		case "id":
 			id = true
-		case "result", "error":
-			response = true
 		}
-		return !response
+		return kind == cursor.KindOther
 	})
 	switch {
-	case response:
-		return cursor.KindResponse
+	case kind != cursor.KindOther:
+		return kind
 	case method && id:
 		return cursor.KindRequest
 	case method:
 		return cursor.KindNotification
-	case truncated:
+	case id, truncated:
 		return cursor.KindResponse
 	}
 	return cursor.KindOther
 }
 
-// classifyBatch classifies a JSON-RPC batch. jsonscan hands an element cut
-// short by the end of a truncated prefix over as if it were whole; such an
-// element (one reaching the end of arr) is classified as truncated.
+// classifyBatch classifies a JSON-RPC batch, arr starting with '['. gjson
+// hands an element cut short by the end of a truncated prefix over as if it
+// were whole; such an element (one reaching the end of arr) is classified as
+// truncated.
 func classifyBatch(arr string, truncated bool) cursor.EventKind {
-	first, seen, response := cursor.KindOther, false, false
-	jsonscan.Parse(arr).ForEach(func(_, v jsonscan.Value) bool {
+	first, seen, errs := cursor.KindOther, false, false
+	response := false
+	gjson.Parse(arr).ForEach(func(_, v gjson.Result) bool {
 		k := cursor.KindOther
 		if v.IsObject() {
 			cut := truncated && v.Index+len(v.Raw) >= len(arr)
@@ -92,11 +113,15 @@ func classifyBatch(arr string, truncated bool) cursor.EventKind {
 		if !seen {
 			first, seen = k, true
 		}
+		errs = errs || k == cursor.KindError
 		response = k == cursor.KindResponse
 		return !response
 	})
-	if response {
+	switch {
+	case response:
 		return cursor.KindResponse
+	case errs:
+		return cursor.KindError
 	}
 	return first
 }

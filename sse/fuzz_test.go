@@ -34,28 +34,3 @@ func FuzzRewrite(f *testing.F) {
 		checkMint(t, tr, 1+int(seed%5), prev, randomSplit(in, rng))
 	})
 }
-
-// FuzzClassify checks that any data prefix, cut anywhere, classifies
-// without panicking, and that a non-message event type is never a
-// JSON-RPC kind.
-func FuzzClassify(f *testing.F) {
-	for _, s := range []string{respJSON, notifJSON, reqJSON, "[" + respJSON + "," + notifJSON + "]", `{"a":[{"b":"\"`, "[[[[", `{"id":`} {
-		f.Add([]byte(s), uint16(len(s)))
-	}
-	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
-		truncated := int(cut) < len(data)
-		if truncated {
-			data = data[:cut]
-		}
-		k := Classify(nil, data, truncated)
-		if k == cursor.KindPriming || k > cursor.KindPriming {
-			t.Fatalf("Classify(%q) = %v", data, k)
-		}
-		if k2 := Classify([]byte("message"), data, truncated); k2 != k {
-			t.Fatalf("Classify(%q): %v without a type, %v with \"message\"", data, k, k2)
-		}
-		if k3 := Classify([]byte("endpoint"), data, truncated); k3 != cursor.KindOther {
-			t.Fatalf("Classify(endpoint, %q) = %v", data, k3)
-		}
-	})
-}

@@ -16,8 +16,8 @@ func TestImports(t *testing.T) {
 		"bytes":     true,
 		"math/bits": true,
 		"unsafe":    true,
-		"github.com/mcp-resume-guard/mcp-resume-guard/cursor":            true,
-		"github.com/mcp-resume-guard/mcp-resume-guard/internal/jsonscan": true,
+		"github.com/mcp-resume-guard/mcp-resume-guard/cursor": true,
+		"github.com/tidwall/gjson":                            true,
 	}
 	entries, err := os.ReadDir(".")
 	if err != nil {

@@ -51,13 +51,26 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(2)
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, flag.ErrHelp) && !errors.Is(err, errUsage) {
 		fmt.Fprintf(os.Stderr, "guardproxy: %v\n", err)
-		os.Exit(1)
 	}
+	os.Exit(exitCode(err))
+}
+
+// errUsage is a command line that does not parse (the flag package has
+// printed why, and the usage).
+var errUsage = errors.New("usage")
+
+// exitCode is the command's exit status for run's error: 0 for success and
+// for -h (the help was asked for), 2 for a bad command line, 1 otherwise.
+func exitCode(err error) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	return 1
 }
 
 // run serves until ctx is done. ready, if set, is called with the running
@@ -81,8 +94,18 @@ func run(ctx context.Context, args []string, out, logOut io.Writer, ready func(*
 		rootID     = fs.String("root-id", "", "plugin root id (plugin_root_id property); default: the -envoy filter's root_id")
 		cut        = fs.String("cut", "", "fault injection: reset every response stream under a path prefix after N SSE events, like an idle timeout: `/p=N,...`")
 	)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: guardproxy [flags]\n\n"+
+			"Runs the plugin in an embedded proxy-wasm host in front of an MCP server (make run).\n"+
+			"To provoke a resume yourself: -cut /mcp=4 resets every /mcp response stream after 4 SSE events,\n"+
+			"as an idle timeout would; the client resumes with Last-Event-ID. -log-level debug also shows the plugin's debug lines.\n\n")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())

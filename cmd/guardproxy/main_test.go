@@ -130,3 +130,25 @@ func TestGuardproxyServes(t *testing.T) {
 		}
 	}
 }
+
+// TestHelp: -h prints the usage, with -cut explained, and exits 0; a bad
+// flag exits 2.
+func TestHelp(t *testing.T) {
+	var out strings.Builder
+	err := run(context.Background(), []string{"-h"}, io.Discard, &out, nil)
+	if code := exitCode(err); code != 0 {
+		t.Errorf("-h: exit %d (%v), want 0", code, err)
+	}
+	for _, want := range []string{"Usage: guardproxy", "-cut /mcp=4", "-log-level"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-h output lacks %q:\n%s", want, out.String())
+		}
+	}
+	err = run(context.Background(), []string{"-no-such-flag"}, io.Discard, io.Discard, nil)
+	if code := exitCode(err); code != 2 {
+		t.Errorf("-no-such-flag: exit %d (%v), want 2", code, err)
+	}
+	if code := exitCode(fmt.Errorf("x")); code != 1 {
+		t.Errorf("a failure exits %d, want 1", code)
+	}
+}

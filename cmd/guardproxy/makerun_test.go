@@ -205,3 +205,52 @@ func TestMakeRun(t *testing.T) {
 		t.Errorf("no re-initialization log line:\n%s", stderr.String())
 	}
 }
+
+// TestMakeRunArgs: ARGS reaches guardproxy's command line as flags.
+func TestMakeRunArgs(t *testing.T) {
+	line := makeRunCommand(t, "ARGS=-cut /mcp=4 -log-level debug")
+	if !strings.Contains(line, "-upstream '' -cut /mcp=4 -log-level debug\n") {
+		t.Errorf("make run ARGS='-cut /mcp=4 -log-level debug':\n%s", line)
+	}
+	if line := makeRunCommand(t); !strings.Contains(line, "-upstream ''\n") {
+		t.Errorf("make run without ARGS:\n%s", line)
+	}
+}
+
+// TestMakeHelp: make help lists every phony target of the Makefile with the
+// one-line doc of its "## target:" comment.
+func TestMakeHelp(t *testing.T) {
+	mk, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("make is not installed")
+	}
+	cmd := exec.Command(mk, "--no-print-directory", "help")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "MAKEFLAGS=", "MAKELEVEL=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make help: %v\n%s", err, out)
+	}
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	phony := regexp.MustCompile(`(?m)^\.PHONY:(.*)$`).FindSubmatch(makefile)
+	if phony == nil {
+		t.Fatal("the Makefile declares no .PHONY targets")
+	}
+	for _, target := range strings.Fields(string(phony[1])) {
+		if target == "all" {
+			continue // the default goal, an alias of build
+		}
+		doc := regexp.MustCompile(`(?m)^## ` + regexp.QuoteMeta(target) + `: (.+)$`).FindSubmatch(makefile)
+		if doc == nil {
+			t.Errorf("target %s has no \"## %s: ...\" line", target, target)
+			continue
+		}
+		want := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(target) + ` +` + regexp.QuoteMeta(string(doc[1])) + `$`)
+		if !want.Match(out) {
+			t.Errorf("make help does not list %s with its doc %q:\n%s", target, doc[1], out)
+		}
+	}
+}

@@ -78,7 +78,7 @@ func metricNames(expr string) ([]string, error) {
 }
 
 // severities are the severity labels the rules use, from most to least
-// urgent; README.md's Monitoring section explains each.
+// urgent; docs/operations.md's Monitoring section explains each.
 var severities = []string{"critical", "warning", "info"}
 
 // checkRules validates a Prometheus rule file: the format and every

@@ -36,7 +36,8 @@ var (
 	transportOfPath = map[string]cursor.Transport{
 		"/mcp":      cursor.TransportHTTP,
 		"/sse":      cursor.TransportSSE,
-		"/messages": cursor.TransportSSE,
+		"/messages": cursor.TransportSSE, // PathPrefix: /messages/ (the Python SDK's) too
+		"/message":  cursor.TransportSSE, // the TypeScript SDK's SSEServerTransport
 	}
 	streamingPaths = []string{"/mcp", "/sse"}
 )
@@ -247,7 +248,7 @@ func TestEnvoyGatewayVariants(t *testing.T) {
 	cases := []struct {
 		name, file, old, new, wantErr string
 	}{
-		{"pinned digest", policyFile, "url: registry.example.com/mcp/mcp-resume-guard:v0.1.0", "url: registry.example.com/mcp/mcp-resume-guard@sha256:" + strings.Repeat("ab", 32), ""},
+		{"pinned digest", policyFile, "url: ghcr.io/mcp-resume-guard/mcp-resume-guard:v0.1.0", "url: ghcr.io/mcp-resume-guard/mcp-resume-guard@sha256:" + strings.Repeat("ab", 32), ""},
 		{"maglev table size", trafficFile, "      type: Headers\n", "      type: Headers\n      tableSize: 65537\n", ""},
 		// The CRD schemas and rules.
 		{"unknown field", policyFile, "failOpen: true", "failOpen: true\n    priority: 1", `unknown field "spec.wasm[0].priority"`},
@@ -264,10 +265,10 @@ func TestEnvoyGatewayVariants(t *testing.T) {
 		{"hash on another header", trafficFile, "- name: mcp-session-id", "- name: x-request-id", "do not include mcp-session-id"},
 		{"hash on the client IP", trafficFile, "      type: Headers\n      headers:\n      - name: mcp-session-id\n", "      type: SourceIP\n", "consistentHash type SourceIP"},
 		{"fail closed", policyFile, "failOpen: true", "failOpen: false", "failOpen must be true"},
-		{"image with a scheme", policyFile, "url: registry.example.com", "url: oci://registry.example.com", "without a scheme"},
+		{"image with a scheme", policyFile, "url: ghcr.io", "url: oci://ghcr.io", "without a scheme"},
 		{"plugin key the parser rejects", policyFile, "- path_prefix: /mcp", "- path: /mcp", `unknown key "path"`},
 		{"plugin transport wrong for the path", policyFile, "      - path_prefix: /mcp\n        transport: http", "      - path_prefix: /mcp\n        transport: sse", "gives /mcp transport sse"},
-		{"plugin misses a path", policyFile, "      - path_prefix: /messages\n        transport: sse\n", "", "guards no route for /messages"},
+		{"plugin misses a path", policyFile, "      - path_prefix: /message\n        transport: sse\n", "", "guards no route for /message"},
 		{"route names in Envoy Gateway", policyFile, "- path_prefix: /mcp", "- route_name: mcp-streamable", "match by path_prefix"},
 		{"two Wasm entries", policyFile, "  wasm:\n", "  wasm:\n  - name: other\n    code: {type: Image, image: {url: registry.example.com/other:v1}}\n", "2 wasm entries"},
 		{"policy targets another route", policyFile, "    name: mcp\n", "    name: mcp-legacy\n", `want gateway.networking.k8s.io/HTTPRoute "mcp"`},

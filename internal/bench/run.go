@@ -161,8 +161,10 @@ func inverse(x float64) float64 {
 	return 1 / x
 }
 
-// Targets of issue 9, in the order of the BENCH lines. A Limit of 0 marks a
-// figure reported for information only.
+// Targets of issue 9, in the order of the BENCH lines (wasm_size_ratio's
+// from issue 17: gjson, with the encoding/json its modifiers import, costs
+// bytes compiled once per configuration push, not time per request). A
+// Limit of 0 marks a figure reported for information only.
 var Targets = []struct {
 	Name  string
 	Max   bool // the figure must stay at or below Limit (else at or above)
@@ -175,7 +177,7 @@ var Targets = []struct {
 	{"request_floor_ratio", true, 1.3},
 	{"resume_floor_ratio", true, 1.3},
 	{"unguarded_overhead_ratio", true, 1.5},
-	{"wasm_size_ratio", true, 1.4},
+	{"wasm_size_ratio", true, 1.8},
 	{"v8_compile_ratio", true, 0},
 	{"vm_memory_growth_mib", true, 1},
 	{"shared_bytes_per_session", true, 512},

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +93,20 @@ func TestSSEStreamShape(t *testing.T) {
 	}
 	if share := float64(responses) / float64(len(events)); share < 0.07 || share > 0.13 {
 		t.Errorf("response share %.3f, want about %.2f", share, ResponseShare)
+	}
+}
+
+// TestWasmSizeTarget: the guard's .wasm may be up to 1.8 times the
+// do-nothing plugin's (issue 17), not more.
+func TestWasmSizeTarget(t *testing.T) {
+	for _, c := range []struct {
+		ratio  float64
+		missed bool
+	}{{1.2, false}, {1.79, false}, {1.8, false}, {1.81, true}} {
+		missed := Figures{WasmSizeRatio: c.ratio}.Missed()
+		got := slices.ContainsFunc(missed, func(m string) bool { return strings.HasPrefix(m, "wasm_size_ratio=") })
+		if got != c.missed {
+			t.Errorf("wasm_size_ratio=%v: missed %v, want %v (%q)", c.ratio, got, c.missed, missed)
+		}
 	}
 }

@@ -115,7 +115,7 @@ func TestFilterEnablement(t *testing.T) {
 	// The filter on by default, one route turning it off.
 	on := strings.Replace(base, "          - name: envoy.filters.http.wasm\n            disabled: true\n", "          - name: envoy.filters.http.wasm\n", 1)
 	on = strings.Replace(on, "              - name: mcp-legacy-messages\n", "              - name: mcp-legacy-messages\n                typed_per_filter_config:\n                  envoy.filters.http.wasm:\n                    \"@type\": type.googleapis.com/envoy.config.route.v3.FilterConfig\n                    disabled: true\n", 1)
-	on = strings.Replace(on, "                typed_per_filter_config:\n                  envoy.filters.http.wasm:\n                    \"@type\": type.googleapis.com/envoy.config.route.v3.FilterConfig\n                    config: {}\n              # Everything else", "              # Everything else", 1)
+	on = strings.Replace(on, "                typed_per_filter_config:\n                  envoy.filters.http.wasm:\n                    \"@type\": type.googleapis.com/envoy.config.route.v3.FilterConfig\n                    config: {}\n              # The official SDKs' own message endpoints", "              # The official SDKs' own message endpoints", 1)
 	b, err := Parse([]byte(on))
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ package trial
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,7 +25,6 @@ import (
 	"time"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
-	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/envoyconf"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
@@ -99,6 +97,9 @@ type Server struct {
 	inflight sync.WaitGroup
 	start    map[string]int64
 	once     sync.Once
+
+	notes           notes    // what the upstream saw of each request in flight
+	warnedEndpoints sync.Map // legacy endpoint paths warned about
 }
 
 // Start loads the plugin, starts the reference server if no upstream is
@@ -140,7 +141,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 
 	popts := wasmhost.ProxyOptions{Routes: opts.Routes, StreamIdleTimeout: opts.StreamIdleTimeout,
-		Logger: log, Fault: opts.Fault, OnDone: s.logReinit}
+		Logger: slog.New(dropRequestLines{log.Handler()}), Fault: opts.Fault,
+		OnDone: func(rec wasmhost.StreamRecord) { s.logRequest(rec); s.logReinit(rec) }}
 	rootID := opts.RootID
 	if e := opts.Envoy; e != nil {
 		popts.Router = envoyRouter(e, opts.FilterAllRoutes)
@@ -179,6 +181,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.start = counterValues(s.Host)
 
+	popts.Transport = newUpstreamTransport(s, popts.ConnectTimeout)
 	s.proxy = popts
 	proxy := wasmhost.NewProxy(s.Host, up, popts)
 	handlers := []http.Handler{s.track(proxy)}
@@ -269,6 +272,8 @@ func (s *Server) track(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inflight.Add(1)
 		defer s.inflight.Done()
+		r, _ = s.notes.begin(r)
+		defer s.notes.end(r)
 		next.ServeHTTP(w, r)
 	})
 }
@@ -277,27 +282,12 @@ func (s *Server) track(next http.Handler) http.Handler {
 // 404 with a JSON-RPC error), beside the plugin's own warnings for drain
 // races and cross-transport cursors.
 func (s *Server) logReinit(rec wasmhost.StreamRecord) {
-	if !rec.Local || rec.Reply == nil || rec.Status != cursor.ReinitStatus {
+	reason := reinitReason(rec)
+	if reason == "" {
 		return
 	}
-	var body struct {
-		Error struct {
-			Data struct {
-				Reason string `json:"reason"`
-			} `json:"data"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(rec.Reply.Body, &body) != nil || body.Error.Data.Reason == "" {
-		return
-	}
-	session := rec.Header.Get("Mcp-Session-Id")
-	if session == "" {
-		if u, err := url.ParseRequestURI(rec.Path); err == nil {
-			session = u.Query().Get("sessionId")
-		}
-	}
-	s.log.Warn("forced re-initialization", "reason", body.Error.Data.Reason, "method", rec.Method, "path", rec.Path,
-		"session", cursor.SessionTag(session), "last_event_id", rec.Header.Get("Last-Event-ID"))
+	s.log.Warn("forced re-initialization", "reason", reason, "method", rec.Method, "path", rec.Path,
+		"session", sessionTag(requestSession(rec.Header, rec.Path)), "last_event_id", rec.Header.Get("Last-Event-ID"))
 }
 
 // Close stops serving, ends the requests in flight (their streams end in

@@ -109,10 +109,12 @@ func TestTrialProxy(t *testing.T) {
 	for _, want := range []string{
 		s.UpstreamURL + ": the reference MCP server",
 		"configuration from envoy/envoy.yaml",
-		"/mcp       mcp-streamable       guarded as Streamable HTTP",
-		"/sse       mcp-legacy-stream    guarded as legacy HTTP+SSE",
-		"/messages  mcp-legacy-messages  guarded as legacy HTTP+SSE",
-		"/*         passthrough          not filtered",
+		"/mcp        mcp-streamable             guarded as Streamable HTTP",
+		"/sse        mcp-legacy-stream          guarded as legacy HTTP+SSE",
+		"/messages   mcp-legacy-messages        guarded as legacy HTTP+SSE",
+		"/message    mcp-legacy-message         guarded as legacy HTTP+SSE",
+		"/messages/  mcp-legacy-messages-slash  guarded as legacy HTTP+SSE",
+		"/*          passthrough                not filtered",
 		"timeouts  stream idle 5m0s (cuts a silent stream, as Envoy does), upstream connect 5s",
 		"Streamable HTTP: http://" + s.ProxyAddr + "/mcp\n",
 		"legacy HTTP+SSE: http://" + s.ProxyAddr + "/sse\n",
@@ -232,6 +234,7 @@ func TestTrialPaths(t *testing.T) {
 		"/mcp*       (any route)  guarded as Streamable HTTP",
 		"/sse*       (any route)  guarded as legacy HTTP+SSE",
 		"/messages*  (any route)  guarded as legacy HTTP+SSE",
+		"/message*   (any route)  guarded as legacy HTTP+SSE",
 		"the plugin runs on every request",
 		"Streamable HTTP: http://" + s.ProxyAddr + "/mcp\n",
 		"legacy HTTP+SSE: http://" + s.ProxyAddr + "/sse\n",
@@ -313,6 +316,8 @@ func TestEnvoyRouter(t *testing.T) {
 	}{
 		{"/mcp", "mcp-streamable", false, 0},
 		{"/messages?sessionId=x", "mcp-legacy-messages", false, 30 * time.Second},
+		{"/message?sessionId=x", "mcp-legacy-message", false, 30 * time.Second},           // the TypeScript SDK's
+		{"/messages/?session_id=x", "mcp-legacy-messages-slash", false, 30 * time.Second}, // the Python SDK's
 		{"/mcp/", "passthrough", true, 15 * time.Second},
 	} {
 		req, _ := http.NewRequest("GET", "http://proxy"+tc.path, nil)

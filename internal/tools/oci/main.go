@@ -2,11 +2,11 @@
 // Istio's WasmPlugin (and Envoy Gateway) can pull once pushed to a registry:
 //
 //	go run ./internal/tools/oci -wasm build/mcp-resume-guard.wasm -o build/mcp-resume-guard-oci.tar [-ref latest] \
-//		[-version v1.2.0 -revision COMMIT -source https://REPOSITORY]
+//		[-version v0.1.0 -revision COMMIT -source https://REPOSITORY]
 //
 // The version, revision and source become the manifest's
 // org.opencontainers.image.* annotations (make oci passes them). It prints the image's manifest digest, to pin the WasmPlugin url by
-// digest. No Docker needed; push with skopeo, crane or oras (README.md, "Deploy to Istio").
+// digest. No Docker needed; push with skopeo, crane or oras (docs/deploy-istio.md).
 package main
 
 import (

@@ -1,0 +1,134 @@
+package doccheck
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRepository: every Markdown file of the repository links only to
+// files and headings that exist, and cites nothing outside it.
+func TestRepository(t *testing.T) {
+	problems, err := Check("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+func write(t *testing.T, dir, name, text string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFindsBrokenReferences: in a repository of its own, each kind of broken
+// reference is reported on its line, and the good ones are not.
+func TestFindsBrokenReferences(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "repo/docs/other.md", "see guide.md and README.md\n")
+	write(t, root, "repo/docs/guide.md", "# Guide\n\n## Deploy to `Envoy` (1.33+)\n\n## Deploy to `Envoy` (1.33+)\n\n<a id=\"custom\"></a>\n")
+	write(t, root, "repo/main.go", "package main\n")
+	write(t, root, "outside.md", "# Outside\n")
+	write(t, root, "repo/README.md", strings.Join([]string{
+		"# Title",                                   // 1
+		"[ok](docs/guide.md) [ok](main.go)",         // 2
+		"[ok](docs/guide.md#deploy-to-envoy-133)",   // 3
+		"[ok](docs/guide.md#deploy-to-envoy-133-1)", // 4
+		"[ok](#title) [ok](docs/guide.md#custom) [web](https://example.com/x#y)", // 5
+		"[broken](docs/missing.md)",                      // 6
+		"[broken anchor](docs/guide.md#deploy-to-istio)", // 7
+		"[broken local anchor](#nowhere)",                // 8
+		"[outside](../outside.md)",                       // 9
+		"see `../shared/MCP-FACTS.md` for the facts",     // 10
+		"[absolute](/etc/passwd)",                        // 11
+		"read /work/shared/notes.md first",               // 12
+		"```",                                            // 13
+		"[not a link in code](nowhere.md)",               // 14
+		"```",                                            // 15
+		"<!-- lead: [a comment](nowhere.md) -->",         // 16
+		"[ref]: docs/gone.md",                            // 17
+		"`[code span](nowhere.md)` and paths like `/etc/envoy/mcp-resume-guard.wasm` or `/stats/prometheus`", // 18
+		"as DESIGN.md §4 says; docs/guide.md and guide.md from docs/ are fine",                               // 19
+	}, "\n"))
+	problems, err := Check(filepath.Join(root, "repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]string{}
+	for _, p := range problems {
+		if p.File != "README.md" {
+			t.Errorf("a problem in %s: %s", p.File, p)
+			continue
+		}
+		got[p.Line] += p.Msg
+	}
+	for line, want := range map[int]string{
+		6:  "docs/missing.md, which does not exist",
+		7:  "docs/guide.md has no heading with the anchor #deploy-to-istio",
+		8:  "README.md has no heading with the anchor #nowhere",
+		9:  "cites ../outside.md, a file outside the repository",
+		10: "cites ../shared/MCP-FACTS.md, a file outside the repository",
+		11: "an absolute path",
+		12: "cites /work/shared/notes.md, a file outside the repository",
+		17: "docs/gone.md, which does not exist",
+		18: "mentions nowhere.md",
+		19: "mentions DESIGN.md, which is not a Markdown file of the repository",
+	} {
+		if !strings.Contains(got[line], want) {
+			t.Errorf("line %d: %q; want %q", line, got[line], want)
+		}
+		delete(got, line)
+	}
+	for line, msg := range got {
+		t.Errorf("line %d reported wrongly: %s", line, msg)
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for heading, want := range map[string]string{
+		"Deploy to Envoy": "deploy-to-envoy",
+		"When affinity is impossible: `unknown_cursor: reinit`":         "when-affinity-is-impossible-unknown_cursor-reinit",
+		"What was done (before/after, A/B against the build before it)": "what-was-done-beforeafter-ab-against-the-build-before-it",
+		"[Linked](x.md) heading":                                        "linked-heading",
+		"Envoy ≥ 1.33":                                                  "envoy--133",
+	} {
+		if got := Slug(heading); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", heading, got, want)
+		}
+	}
+}
+
+// TestLayout: the README stays a ten-minute read, in the order a newcomer
+// needs it, and docs/ holds one file per reader's task.
+func TestLayout(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 15*1024 {
+		t.Errorf("README.md is %d bytes; keep it under 15 KB and move details to docs/", len(b))
+	}
+	at := 0
+	for _, h := range []string{"## Quick start\n", "## Try it on your own server\n", "## Deploy\n", "## Configuration at a glance\n", "## Reading the counters\n", "## Documentation\n"} {
+		i := strings.Index(string(b[at:]), h)
+		if i < 0 {
+			t.Errorf("README.md lacks %q after byte %d (the sections' order matters)", strings.TrimSpace(h), at)
+			continue
+		}
+		at += i
+	}
+	for _, f := range []string{"deploy-envoy", "deploy-istio", "deploy-envoy-gateway", "scaling-out", "configuration", "operations", "how-it-decides", "security", "performance"} {
+		if _, err := os.Stat("../../docs/" + f + ".md"); err != nil {
+			t.Errorf("docs/%s.md: %v", f, err)
+		}
+	}
+}
