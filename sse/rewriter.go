@@ -84,7 +84,7 @@ type Rewriter struct {
 	wrote   bool  // a byte of the stream has been written out
 
 	// hold is what was consumed and not yet written: the pending id line
-	// (hold[:pendN], when minting and it is not a span of the chunk), then
+	// (hold[:pend.n], when minting and it is not a span of the chunk), then
 	// the current line, from its first byte, while it is (or may be) an id
 	// field. idValue is the offset in hold of the current line's value
 	// (after the colon and the optional space).
@@ -127,7 +127,7 @@ type Rewriter struct {
 // pendLine is the id line a minting Rewriter holds until its event
 // dispatches: the last valid non-empty id line of the event being built.
 // It is the span chunk[lo:hi] while it lies whole in the current chunk,
-// else hold[:pendN]. val and end are the offsets, from the line's start, of
+// else hold[:n]. val and end are the offsets, from the line's start, of
 // its value and of its line ending.
 type pendLine struct {
 	on       bool
@@ -273,11 +273,14 @@ func (r *Rewriter) HeldPrependable() bool {
 
 // Overflowed reports whether the stream exceeded maxLineBytes (an id or event
 // type value longer than that) and now passes through untouched: no more ids
-// are tagged and no more events are reported.
+// are tagged and no more events are reported. (While minting holds an id
+// line, an event type too long overflows the stream at the end of its line,
+// where the held line goes out.)
 func (r *Rewriter) Overflowed() bool { return r.ph == phOverflow }
 
 // Tagged returns how many id fields were tagged during the last Rewrite call
-// (always 0 on TransportNone, whose prefix is empty).
+// (always 0 on TransportNone, whose prefix is empty). While minting, an id
+// line counts in the call that writes it out.
 func (r *Rewriter) Tagged() int { return r.tagged }
 
 // Rewrite consumes the next chunk of the upstream body and appends to dst the
@@ -374,7 +377,10 @@ scan:
 							p = vs
 							continue scan
 						}
-						r.setType(vs, e) // the last event field wins
+						r.evType.setSpan(vs, e) // the last event field wins
+						if ep := string(chunk[vs:e]) == "endpoint"; ep != r.endpoint {
+							r.setEndpoint(ep)
+						}
 						p = r.endLine(chunk[e], e)
 						continue
 					}
@@ -657,12 +663,6 @@ func (r *Rewriter) startValue() {
 	}
 }
 
-// setType makes chunk[lo:hi] the event type.
-func (r *Rewriter) setType(lo, hi int) {
-	r.evType.setSpan(lo, hi)
-	r.setEndpoint(string(r.chunk[lo:hi]) == "endpoint")
-}
-
 // setEndpoint records whether the event type is now "endpoint", which sets
 // how much of the data lines that follow is kept. A data line still a span
 // of the chunk is cut first by the bound of its own time, as if it had been
@@ -784,10 +784,16 @@ func (r *Rewriter) pendLF() {
 // that follows it in the output (0: none).
 func (r *Rewriter) appendPend(out []byte, k cursor.EventKind, prev []byte, next byte) []byte {
 	line := r.pendBytes()
-	out = append(out, line[:r.pend.val]...)
-	out = cursor.AppendMinted(out, r.t, line[r.pend.val:r.pend.end], prev, k)
+	id, eol := line[r.pend.val:r.pend.end], line[r.pend.end:]
 	r.tagged++
-	return appendEOL(out, line[r.pend.end:], next)
+	out = append(out, line[:r.pend.val]...)
+	if !cursor.NeedsMint(id, k) && (next != '\n' || eol[0] != '\r' || len(eol) > 1) {
+		// prefix+id and the line ending as they are: most events.
+		out = appendShort(out, r.prefix)
+		return append(out, line[r.pend.val:]...)
+	}
+	out = cursor.AppendMinted(out, r.t, id, prev, k)
+	return appendEOL(out, eol, next)
 }
 
 // flushPend appends the held id line tagged prefix+id and forgets it; the

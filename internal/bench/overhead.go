@@ -203,6 +203,7 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 		return err
 	}
 
+	rep.EventIDBytesAdded = bytesAddedPerEventID(stream)
 	o.progress("native rewriter: %d rounds", o.Rounds)
 	if rep.Rewriter, err = interleave(rewriteWorkload(stream, true), copyWorkload(stream), o.Streams*4, o.Rounds); err != nil {
 		return err
@@ -211,12 +212,33 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	return err
 }
 
+// bytesAddedPerEventID is what the plugin's rewriter (minting) adds to the
+// stream, per event ID it tags: the tag, and for responses the kind and the
+// previous ID.
+func bytesAddedPerEventID(stream [][]byte) float64 {
+	rw := sse.NewRewriter(cursor.TransportHTTP, 0)
+	rw.ClassifyLastIDOnly(true)
+	rw.SetMint(true)
+	var in, out, ids int
+	var dst []byte
+	for i, c := range stream {
+		dst, _ = rw.Rewrite(dst[:0], c, i == len(stream)-1)
+		in, out, ids = in+len(c), out+len(dst), ids+rw.Tagged()
+	}
+	if ids == 0 {
+		return 0
+	}
+	return float64(out-in) / float64(ids)
+}
+
 // rewriteWorkload runs the native SSE rewriter over the stream; units are
 // bytes. lastIDOnly is the mode the plugin runs it in (only the last event
-// with an ID of each chunk is classified); without it every event is.
+// with an ID of each chunk is classified for its tail; minting classifies
+// every event with an ID); without it every event is.
 func rewriteWorkload(stream [][]byte, lastIDOnly bool) workload {
 	rw := sse.NewRewriter(cursor.TransportHTTP, 0)
 	rw.ClassifyLastIDOnly(lastIDOnly)
+	rw.SetMint(true)
 	dst := make([]byte, 0, 2*ChunkBytes)
 	var size int64
 	for _, c := range stream {

@@ -79,6 +79,9 @@ type Report struct {
 	RequestFull, ResumeFull   Pair // with FullSessions sessions
 	RewriterFull              Pair // the rewriter classifying every event
 	StreamBytes, StreamChunks int
+	// EventIDBytesAdded is what the guard adds per event ID on the SSE
+	// benchmark stream (the tag; for responses the kind and previous ID).
+	EventIDBytesAdded float64
 
 	GrowthEarly, GrowthFrom, GrowthTo       int
 	MemoryAtEarly, MemoryAtFrom, MemoryAtTo int64 // guest linear memory, bytes
@@ -134,6 +137,8 @@ type Figures struct {
 	VMMemoryGrowthMiB      float64
 	SharedBytesPerSession  float64
 	SharedMiBAfterChurn    float64
+	SSEFloorRatio          float64
+	EventIDBytesAdded      float64
 }
 
 // Figures derives the claims.
@@ -151,6 +156,8 @@ func (r *Report) Figures() Figures {
 		VMMemoryGrowthMiB:      float64(r.MemoryAtTo-r.MemoryAtFrom) / (1 << 20),
 		SharedBytesPerSession:  float64(r.PerSession.Bytes) / float64(max(r.PerSession.Live, 1)),
 		SharedMiBAfterChurn:    float64(r.Churn.Bytes) / (1 << 20),
+		SSEFloorRatio:          inverse(r.SSEFloor.Ratio()),
+		EventIDBytesAdded:      r.EventIDBytesAdded,
 	}
 }
 
@@ -182,13 +189,18 @@ var Targets = []struct {
 	{"vm_memory_growth_mib", true, 1},
 	{"shared_bytes_per_session", true, 512},
 	{"shared_mib_after_churn", true, 10},
+	// The guard's SSE throughput over the floor plugin's, and the bytes it
+	// adds per event ID: for information (issue 15).
+	{"sse_floor_ratio", false, 0},
+	{"event_id_bytes_added", true, 0},
 }
 
 func (f Figures) values() []float64 {
 	return []float64{f.RequestOverheadRatio, f.ResumeOverheadRatio, f.SSEThroughputRatio,
 		f.RewriterMemcpyRatio, f.RequestFloorRatio, f.ResumeFloorRatio, f.UnguardedOverheadRatio,
 		f.WasmSizeRatio, f.V8CompileRatio,
-		f.VMMemoryGrowthMiB, f.SharedBytesPerSession, f.SharedMiBAfterChurn}
+		f.VMMemoryGrowthMiB, f.SharedBytesPerSession, f.SharedMiBAfterChurn,
+		f.SSEFloorRatio, f.EventIDBytesAdded}
 }
 
 // Missed lists the targets a report misses, as "name=value (target ≤ x)".

@@ -19,12 +19,14 @@ func TestWriteBench(t *testing.T) {
 		RequestFloor: Pair{Rounds: []float64{1.2}},
 		ResumeFloor:  Pair{Rounds: []float64{1.4}}, // missed
 		Unguarded:    Pair{Rounds: []float64{1.1}},
-		V8Compile:    Pair{Rounds: []float64{2.5}}, // information only
+		SSEFloor:     Pair{Rounds: []float64{1.25}}, // information only: 0.8
+		V8Compile:    Pair{Rounds: []float64{2.5}},  // information only
 		WasmBytes:    1300, PassthroughWasmBytes: 1000,
 		MemoryAtFrom: 8 << 20, MemoryAtTo: 8<<20 + 1<<19,
-		PerSession: SharedUsage{Bytes: 2600, Live: 10},
-		Churn:      SharedUsage{Bytes: 3 << 20},
-		Elapsed:    time.Second,
+		PerSession:        SharedUsage{Bytes: 2600, Live: 10},
+		Churn:             SharedUsage{Bytes: 3 << 20},
+		EventIDBytesAdded: 4.75,
+		Elapsed:           time.Second,
 	}
 	var b strings.Builder
 	if err := rep.WriteBench(&b); err != nil {
@@ -41,7 +43,9 @@ func TestWriteBench(t *testing.T) {
 		"BENCH v8_compile_ratio=2.500\n" +
 		"BENCH vm_memory_growth_mib=0.500\n" +
 		"BENCH shared_bytes_per_session=260\n" +
-		"BENCH shared_mib_after_churn=3.000\n"
+		"BENCH shared_mib_after_churn=3.000\n" +
+		"BENCH sse_floor_ratio=0.800\n" +
+		"BENCH event_id_bytes_added=4.750\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

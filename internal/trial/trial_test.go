@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"io"
 	"log/slog"
 	"net"
@@ -193,7 +194,9 @@ func TestTrialProxy(t *testing.T) {
 			t.Fatalf("legacy stream: no tagged event: %v", err)
 		}
 		if strings.HasPrefix(line, "id: ") {
-			if !strings.HasPrefix(line, "id: sse:e-") {
+			// The initialize result's ID is minted (cursor.ParseCursor).
+			c, ok := cursor.ParseCursor(strings.TrimSpace(strings.TrimPrefix(line, "id: ")))
+			if !ok || c.Transport != cursor.TransportSSE || !strings.HasPrefix(c.ID, "e-") {
 				t.Errorf("legacy event ID %q is not tagged sse:", line)
 			}
 			break
