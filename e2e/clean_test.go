@@ -59,7 +59,7 @@ func TestCleanResumeAfterEnd(t *testing.T) {
 	}
 	checkNoAlarm(t, delta)
 	if tg.stack != nil {
-		want := strings.TrimPrefix(rep.Cursor, "http:")
+		want := strings.TrimPrefix(eventID(rep.Cursor), "http:")
 		if got := tg.stack.UpstreamCursors(); !slices.Equal(got, []string{want}) {
 			t.Errorf("the upstream received Last-Event-ID %q, want %q (the tag stripped)", got, want)
 		}

@@ -29,15 +29,24 @@
 // delivered, tool_runs the executions of the tool during the scenario,
 // reinit the forced re-initializations (HTTP 404) the client received.
 //
-// The replicated topology ([StartReplicas]: 3 guard replicas, each its own
+// The replicated topology ([StartReplicas]: guard replicas, each its own
 // embedded host and shared data, behind the test front of internal/front)
-// prints one line per front policy and unknown_cursor policy, on 3 replicas
-// and on 1 (the control):
+// prints one line per front policy, unacked_cursor policy and
+// unknown_cursor policy, on 3 replicas and on 1 (the control):
 //
-//	scenario=replicas front=<round_robin|session_hash> unknown_cursor=<forward|reinit> replicas=<1|3> drain_races=<n> detected=<n> silent_losses=<n> cross_transport_reinit=<n> clean_resumes=<n> false_reinits=<n>
+//	scenario=replicas front=<round_robin|session_hash> unacked_cursor=<rewind|reinit> unknown_cursor=<forward|reinit> replicas=<1|3> drain_races=<n> silent_losses=<n> replayed=<n> reinits=<n> cross_transport_reinit=<n> clean_resumes=<n> false_reinits=<n> tool_runs_per_call=<x> after_clean_end=<n> after_clean_end_reinits=<n>
 //
-// and one per policy after restarting every replica between streams and
-// their resumes (scenario=replica_restart).
+// drain_races are cut after the response and resumed with its ID (replayed:
+// the response came on the resume; reinits: refused); clean_resumes are cut
+// before the response and resumed with the last notification's ID, as
+// clients do (false_reinits: refused); cross_transport_reinit counts the
+// seed's resumes refused as cross_transport; tool_runs_per_call is the
+// drain races' tool runs per call, the client's call again after a refusal
+// included; after_clean_end counts the artificial resumes with a response's
+// ID after its stream ended cleanly, which no official client makes.
+// Further lines: every replica restarted between streams and their resumes
+// (scenario=replica_restart) and a flood of sessions evicting a victim's
+// watermarks (scenario=replica_flood).
 //
 // [Start] is also what cmd/demo runs: the upstream and the embedded proxy
 // with the plugin, in-process. TestTrialProxySDKClients runs the SDK clients

@@ -89,12 +89,12 @@ func TestDrainRaceRewind(t *testing.T) {
 	if rep.ResumeStatus != 200 {
 		t.Fatalf("resume answered %d (%s), want 200 with the replayed result", rep.ResumeStatus, rep.ResumeBody)
 	}
-	if !rep.ResultArrived || rep.ResultEventID != rep.Cursor {
+	if !rep.ResultArrived || eventID(rep.ResultEventID) != eventID(rep.Cursor) {
 		t.Errorf("result arrived=%t on %q; want it replayed as %q", rep.ResultArrived, rep.ResultEventID, rep.Cursor)
 	}
 	copies := 0
 	for _, ev := range rep.ResumeEvents {
-		if ev.ID == rep.Cursor {
+		if eventID(ev.ID) == eventID(rep.Cursor) {
 			copies++
 		}
 	}

@@ -50,6 +50,21 @@ type Replicas struct {
 
 	mu       sync.Mutex
 	failures []string
+	ended    map[string]*streamEnd // by StreamTokenHeader value
+}
+
+// StreamTokenHeader names a request header a client may set on a request
+// whose stream it is going to cut; [Replicas.StreamDone] then tells when
+// the replica that served it has finished the stream (its proxy_on_log and
+// proxy_on_done ran: the plugin recorded how the stream ended). A real
+// client reconnects after a backoff; this is the test's way to resume no
+// sooner than the proxy noticed the cut, without guessing a delay.
+const StreamTokenHeader = "X-E2e-Stream"
+
+// streamEnd is closed once the stream carrying its token ended.
+type streamEnd struct {
+	ch   chan struct{}
+	done bool
 }
 
 // StartReplicas starts the topology and returns when every part listens.
@@ -64,7 +79,7 @@ func StartReplicas(ctx context.Context, opts ReplicaOptions) (*Replicas, error) 
 	if opts.VMs <= 0 {
 		opts.VMs = 2
 	}
-	rs := &Replicas{Upstream: dualstack.New(opts.Upstream)}
+	rs := &Replicas{Upstream: dualstack.New(opts.Upstream), ended: map[string]*streamEnd{}}
 	var err error
 	if rs.upstreamSrv, rs.UpstreamURL, err = serveLoopback(&http.Server{Handler: rs.Upstream}); err != nil {
 		return nil, fmt.Errorf("e2e: upstream listener: %w", err)
@@ -73,7 +88,7 @@ func StartReplicas(ctx context.Context, opts ReplicaOptions) (*Replicas, error) 
 	for i := range opts.Replicas {
 		g, err := startGuard(ctx, rs.UpstreamURL, guardOptions{
 			wasm: opts.Wasm, pluginConfig: opts.PluginConfig, vms: opts.VMs,
-			onDone: func(rec wasmhost.StreamRecord) { rs.recordFailure(i, rec) },
+			onDone: func(rec wasmhost.StreamRecord) { rs.recordFailure(i, rec); rs.recordEnd(rec) },
 		})
 		if err != nil {
 			rs.Close()
@@ -116,6 +131,38 @@ func (rs *Replicas) recordFailure(replica int, rec wasmhost.StreamRecord) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.failures = append(rs.failures, fmt.Sprintf("replica %d: %s %s: status %d, end %v, vm %d: %v", replica, rec.Method, rec.Path, rec.Status, rec.End, rec.VM, rec.Err))
+}
+
+// recordEnd closes the channel of the stream's token, if it carried one.
+func (rs *Replicas) recordEnd(rec wasmhost.StreamRecord) {
+	tok := rec.Header.Get(StreamTokenHeader)
+	if tok == "" {
+		return
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	e := rs.endLocked(tok)
+	if !e.done {
+		e.done = true
+		close(e.ch)
+	}
+}
+
+func (rs *Replicas) endLocked(tok string) *streamEnd {
+	e := rs.ended[tok]
+	if e == nil {
+		e = &streamEnd{ch: make(chan struct{})}
+		rs.ended[tok] = e
+	}
+	return e
+}
+
+// StreamDone returns a channel closed once a replica finished a stream
+// whose request carried StreamTokenHeader with value token.
+func (rs *Replicas) StreamDone(token string) <-chan struct{} {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.endLocked(token).ch
 }
 
 // Failures returns the streams that failed in a replica (upstream failure

@@ -7,12 +7,19 @@
 //	make demo
 //	go run ./cmd/demo -wasm build/mcp-resume-guard.wasm [-config envoy/plugin-config/envoy.json] [-v]
 //
-// The exit code is 0 when the demo showed the silent loss without the filter
-// and no silent loss with it, 1 when it did not, 2 when it could not run.
+// A third act plays the same-transport drain race (a Streamable HTTP call
+// cut after its result was read, before it was processed, then resumed with
+// the result's ID) through the proxy under the plugin's default
+// unacked_cursor policy: the result is replayed and the tool runs once.
+//
+// The exit code is 0 when the demo showed the silent loss without the filter,
+// no silent loss with it, and the drain race's result replayed with one tool
+// run; 1 when it did not, 2 when it could not run.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -43,7 +50,7 @@ const defaultConfig = `{"routes": [
 ]}`
 
 func main() {
-	ok, err := run(os.Stdout)
+	ok, err := run(os.Args[1:], os.Stdout)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		os.Exit(2)
@@ -53,14 +60,17 @@ func main() {
 	}
 }
 
-func run(out io.Writer) (bool, error) {
+func run(args []string, out io.Writer) (bool, error) {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	var (
-		wasmPath   = flag.String("wasm", "build/mcp-resume-guard.wasm", "the built plugin (`file`); make build writes it")
-		configPath = flag.String("config", "envoy/plugin-config/envoy.json", "plugin configuration `file` (JSON); empty: the routes of envoy.yaml, defaults otherwise")
-		vms        = flag.Int("vms", 2, "plugin VMs in the proxy, like Envoy worker threads")
-		verbose    = flag.Bool("v", false, "log every proxied request and the plugin's log lines to stderr")
+		wasmPath   = fs.String("wasm", "build/mcp-resume-guard.wasm", "the built plugin (`file`); make build writes it")
+		configPath = fs.String("config", "envoy/plugin-config/envoy.json", "plugin configuration `file` (JSON); empty: the routes of envoy.yaml, defaults otherwise")
+		vms        = fs.Int("vms", 2, "plugin VMs in the proxy, like Envoy worker threads")
+		verbose    = fs.Bool("v", false, "log every proxied request and the plugin's log lines to stderr")
 	)
-	flag.Parse()
+	if err := fs.Parse(args); err != nil {
+		return false, err
+	}
 
 	wasm, err := os.ReadFile(*wasmPath)
 	if err != nil {
@@ -153,20 +163,74 @@ replays only events strictly after the cursor.`)
 		}
 	}
 
+	race, replayed, err := actDrainRace(ctx, p, wasm, config, *vms, logger)
+	if err != nil {
+		return false, err
+	}
+
 	p.section("Summary")
 	p.line(fmt.Sprintf("  without the filter: result %s, silent losses %d, search_index ran %d times", outcome(before), b2i(before.SilentLoss()), before.Runs()))
 	p.line(fmt.Sprintf("  with the filter:    result %s, silent losses %d, search_index ran %d times", outcome(after), b2i(after.SilentLoss()), after.Runs()))
-	if lost && guarded {
-		p.line("The demo showed the loss without the filter and its absence with it.")
+	p.line(fmt.Sprintf("  drain race, filter: result %s, silent losses %d, search_index ran %d time(s)", outcome(race), b2i(race.SilentLoss()), race.Runs()))
+	if lost && guarded && replayed {
+		p.line("The demo showed the loss without the filter, its absence with it, and the drain race's result replayed.")
 		return true, p.err
 	}
 	p.line("The demo did NOT show what it should; see above.")
 	return false, p.err
 }
 
+// actDrainRace is the third act: the same-transport drain race through a
+// proxy of its own, configured as config without unacked_cursor (the
+// plugin's default). It reports whether the result was replayed on the
+// resume with a single tool run.
+func actDrainRace(ctx context.Context, p *printer, wasm, config []byte, vms int, logger *slog.Logger) (*seedclient.Report, bool, error) {
+	var cfg map[string]any
+	if err := json.Unmarshal(config, &cfg); err != nil {
+		return nil, false, fmt.Errorf("plugin configuration: %w", err)
+	}
+	delete(cfg, "unacked_cursor")
+	config, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, false, err
+	}
+	st, err := e2e.Start(ctx, e2e.Options{
+		Wasm: wasm, PluginConfig: config, VMs: vms,
+		Upstream: dualstack.Options{FirstEventID: 200}, Logger: logger,
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	defer st.Close()
+	p.section("3. The same-transport drain race, default unacked_cursor policy: client → proxy → MCP server")
+	p.para(`The client calls search_index on Streamable HTTP; the connection is cut after
+the result arrived, before the client processed it; it resumes on the same
+endpoint with the result's ID, which the server would replay strictly after.`)
+	rep, err := seedclient.RunDrainRace(ctx, seedclient.Config{
+		BaseURL: st.ProxyURL, ControlURL: st.UpstreamURL, ResumeWait: resumeWait, Retry: true,
+		HTTPClient: &http.Client{Transport: settle{st}},
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("drain race with the filter: %w", err)
+	}
+	p.para(rep.Describe())
+	replayed := rep.ResumeStatus == http.StatusOK && rep.ResultArrived && !rep.Retried && rep.Runs() == 1
+	if replayed {
+		p.verdict("The filter rewound the cursor to the event before the result, so the server replayed the result: the client got it on the resume, and the tool ran once.")
+	} else {
+		p.verdict("Unexpected: the drain race's result was not replayed on the resume.")
+	}
+	for _, l := range st.GuardLog() {
+		p.line("  " + l)
+	}
+	return rep, replayed, nil
+}
+
 // outcome names what happened to the result in plain words.
 func outcome(r *seedclient.Report) string {
 	switch {
+	case r.ResultArrived && r.ResultEventID != "" && r.Scenario == "drain_race":
+		return "replayed on the resume"
 	case r.SilentLoss():
 		return "silently lost (client waited for nothing, then retried)"
 	case r.ForcedReinit():

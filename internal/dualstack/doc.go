@@ -60,8 +60,10 @@
 // belong to no open request ([Server.EmitProgress]), is the legacy GET /sse
 // stream while it is open, else the newest open GET /mcp stream. An event
 // whose stream is gone is still logged (as carried by [TransportNone]) and
-// so only a resume can deliver it. GET /sse always opens a new session and
-// ignores Last-Event-ID. Legacy POSTs are run before the 202 is answered,
+// so only a resume can deliver it. GET /sse opens a new session and ignores
+// Last-Event-ID, unless [Options.LegacyResume]: then, as the seed's migration
+// shim, it resumes the session whose log holds the cursor (endpoint event
+// again, then the replay). Legacy POSTs are run before the 202 is answered,
 // so their events are queued in order.
 //
 // # Test hooks

@@ -1,6 +1,7 @@
 package dualstack
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,10 +15,21 @@ import (
 // carries every event of the session until the client goes away. The session
 // outlives the stream so that /mcp can resume it.
 func (srv *Server) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
-	sess := newSession(TransportSSE, srv.opts.SessionIDBytes)
-	srv.sessions.add(sess)
 	st := newStream(streamLegacy, TransportSSE)
-	sess.attach(st)
+	var sess *Session
+	var replay []Event
+	if c := r.Header.Get(headerLastEventID); c != "" && srv.opts.LegacyResume {
+		var err error
+		if sess, replay, err = srv.resumeLegacy(c, st); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		note(r, slog.String("replay", srv.opts.Replay.String()), slog.Int("replayed", len(replay)))
+	} else {
+		sess = newSession(TransportSSE, srv.opts.SessionIDBytes)
+		srv.sessions.add(sess)
+		sess.attach(st)
+	}
 	defer sess.detach(st)
 	note(r, slog.String("session", sess.id))
 
@@ -25,6 +37,11 @@ func (srv *Server) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 	endpoint := "/messages?sessionId=" + url.QueryEscape(sess.id)
 	if _, err := w.Write(encodeEvent("endpoint", 0, []byte(endpoint))); err != nil {
 		return
+	}
+	for _, ev := range replay {
+		if err := writeEvent(w, ev); err != nil {
+			return
+		}
 	}
 	if err := http.NewResponseController(w).Flush(); err != nil {
 		return
@@ -74,4 +91,20 @@ func (srv *Server) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// resumeLegacy finds the session whose log holds cursor and resumes st as
+// its legacy stream ([Options.LegacyResume]).
+func (srv *Server) resumeLegacy(cursor string, st *stream) (*Session, []Event, error) {
+	id, err := ParseEventID(cursor)
+	if err != nil {
+		return nil, nil, fmt.Errorf("malformed Last-Event-ID: %w", err)
+	}
+	for _, sess := range srv.sessions.all() {
+		if replay, err := sess.resume(id, srv.opts.Replay, st); err == nil {
+			srv.resumes.Add(1)
+			return sess, replay, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%w %s: not an event of any session", errUnknownCursor, id)
 }

@@ -66,4 +66,12 @@ type Options struct {
 	// result was written, as the header "X-Dualstack-Hold: 1" does for one
 	// request.
 	HoldPostStreams bool
+	// LegacyResume lets a GET /sse with Last-Event-ID resume a legacy
+	// stream, as the seed's migration shim does: the session is the one
+	// whose log holds the cursor (IDs are unique across sessions, from the
+	// one allocator), the stream starts again with its endpoint event, then
+	// replays the session's events after the cursor under Replay. A cursor
+	// that names no logged event answers 400. Off, GET /sse always opens a
+	// new session and ignores Last-Event-ID.
+	LegacyResume bool
 }
