@@ -3,6 +3,8 @@ package reliability
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/sse"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,7 +209,7 @@ func checkOutcome(t *testing.T, row badInput, res wasmhost.Result) {
 	got, sent := joined(res.ResponseBody), joined(x.ResponseBody)
 	want := sent
 	if row.want == tagged {
-		want = tagIDs(sent, "http:")
+		want = mintIDs(sent, true)
 		if want == sent {
 			t.Fatal("bad row: the body has no id line to tag")
 		}
@@ -235,7 +237,7 @@ func resetMidLine(t *testing.T, h *wasmhost.Host) wasmhost.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := tagIDs(sseBody, "http:"); string(out) != want {
+	if want := mintIDs(sseBody+"id: e-", false); string(out) != want {
 		t.Errorf("before the reset the client got %q, want %q", out, want)
 	}
 	s.AddFlags(wasmhost.FlagUpstreamRemoteReset)
@@ -283,33 +285,17 @@ func foreignLocalReply(t *testing.T, h *wasmhost.Host) wasmhost.Result {
 	return wasmhost.Result{Upstream: true}
 }
 
-// tagIDs is the reference: every complete "id:" line whose value is
-// non-empty and free of NUL gets prefix before its value (after the colon
-// and one optional space); every other byte stays.
-func tagIDs(body, prefix string) string {
-	var b strings.Builder
-	for body != "" {
-		end := strings.IndexAny(body, "\r\n")
-		if end < 0 {
-			b.WriteString(body) // an unterminated last line passes as is
-			break
-		}
-		line := body[:end]
-		eol := 1
-		if body[end] == '\r' && end+1 < len(body) && body[end+1] == '\n' {
-			eol = 2
-		}
-		if v, ok := strings.CutPrefix(line, "id:"); ok {
-			v = strings.TrimPrefix(v, " ")
-			if v != "" && !strings.Contains(v, "\x00") {
-				line = line[:len(line)-len(v)] + prefix + v
-			}
-		}
-		b.WriteString(line)
-		b.WriteString(body[end : end+eol])
-		body = body[end+eol:]
-	}
-	return b.String()
+// mintIDs is the reference for what a client receives: the body through the
+// pure-Go rewriter as the plugin runs it (Streamable HTTP, minting), in one
+// chunk; eos marks the end of the stream. The sse package proves that
+// rewriter's output does not depend on the chunking and what it means to an
+// SSE client; here the built .wasm must match it byte for byte.
+func mintIDs(body string, eos bool) string {
+	rw := sse.NewRewriter(cursor.TransportHTTP, 8192)
+	rw.ClassifyLastIDOnly(true)
+	rw.SetMint(true)
+	out, _ := rw.Rewrite(nil, []byte(body), eos)
+	return string(out)
 }
 
 func sameHeaders(a, b wasmhost.Headers) bool {
