@@ -95,7 +95,7 @@ func TestEnvoyBootstrapBrokenVariants(t *testing.T) {
 		{"per-route config of the wrong type", "type.googleapis.com/envoy.config.route.v3.FilterConfig", "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm", "has no per-route message"},
 		{"route the plugin names is missing", "- name: mcp-legacy-messages\n", "- name: mcp-legacy-msgs\n", `names route "mcp-legacy-messages", which is not in the route table`},
 		{"plugin key the parser rejects", `"max_line_bytes": 8192`, `"max_line_byte": 8192`, `unknown key "max_line_byte"`},
-		{"plugin value the parser rejects", `"unacked_cursor": "reinit"`, `"unacked_cursor": "retry"`, `"unacked_cursor"`},
+		{"plugin value the parser rejects", `"unacked_cursor": "rewind"`, `"unacked_cursor": "retry"`, `"unacked_cursor"`},
 		{"plugin transport contradicts the path", `{"route_name": "mcp-streamable", "transport": "http"}`, `{"route_name": "mcp-streamable", "transport": "sse"}`, "serves /mcp"},
 		{"bad enum value", "failure_policy: FAIL_OPEN", "failure_policy: FAIL_OPENED", "FAIL_OPENED"},
 		{"failure policy left to the default", "                failure_policy: FAIL_OPEN\n", "", "failure_policy is not set"},

@@ -44,7 +44,7 @@ func TestRejectsBroken(t *testing.T) {
 		file, old, new string
 		want           []string
 	}{
-		{"envoy/envoy.yaml", `"unacked_cursor": "reinit"`, `"unacked_cursor": "sometimes"`,
+		{"envoy/envoy.yaml", `"unacked_cursor": "rewind"`, `"unacked_cursor": "sometimes"`,
 			[]string{`key "unacked_cursor": "sometimes" is not one of reinit, rewind, observe`}},
 		{"envoy/envoy.yaml", `"max_line_bytes": 8192`, `"max_line_bytes": 8192, "max_line": 1`,
 			[]string{`unknown key "max_line"; allowed keys: routes, `}},
