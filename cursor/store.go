@@ -186,14 +186,16 @@ func (s *Store) Load(k SessionKey, now uint32) (*Record, error) {
 // session tombstoned for principal p is returned with Tombstoned set (and no
 // tails when it has no record), so that the decision refuses it.
 //
-// known reports whether the upstream is known to have answered the session
-// here: a live record of it exists (the guard writes records only from
-// event streams the upstream served for it), or a tombstone of it for any
-// principal (written only for a session known then). Tombstones are
-// written only for known sessions, so a request with a made-up session ID
-// writes nothing to shared data, however it is judged: a flood of refused
-// requests cannot evict a record or a tombstone. Knowing costs nothing more:
-// the reads are the ones the decision needs anyway.
+// known reports whether the upstream is known to have served the session
+// to principal p here: a live record of it whose owner is p (the guard
+// writes records only from event streams the upstream served, and records
+// the principal of the stream's request: Record.Owner), or a tombstone of
+// it for p (written only when that held). The caller tombstones only known
+// sessions, so neither a request with a made-up session ID nor one with a
+// real session ID and other credentials writes anything to shared data,
+// however it is judged: a flood of refused requests cannot evict a record or
+// a tombstone, nor fill a session's tombstones before its owner. Knowing
+// costs nothing more: the reads are the ones the decision needs anyway.
 //
 // The record belongs to the Store, and so do its tails and the bytes of
 // their IDs: it is valid only until the next call of any method of s, which
@@ -215,7 +217,7 @@ func (s *Store) LoadAs(k SessionKey, p Principal, now uint32) (rec *Record, know
 		}
 		if sl.filled && sl.rec.Session == k {
 			sl.rec.Tombstoned = dead
-			return sl.rec, true, nil
+			return sl.rec, found || sl.rec.HasOwner && sl.rec.Owner == p, nil
 		}
 	}
 	if dead {
@@ -223,7 +225,7 @@ func (s *Store) LoadAs(k SessionKey, p Principal, now uint32) (rec *Record, know
 		*r = Record{Session: k, Tombstoned: true, Tails: r.Tails[:0]}
 		return r, true, nil
 	}
-	return nil, ts.Any(), nil
+	return nil, found, nil
 }
 
 // Update applies change to the record of session k and writes it back with

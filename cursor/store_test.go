@@ -364,7 +364,7 @@ func TestStoreTombstoneBoundToPrincipal(t *testing.T) {
 	s := newStore(newFakeShared(), 100, 3600)
 	k := KeyOf("s-77")
 	owner, other := PrincipalOf("Bearer owner"), PrincipalOf("Bearer mallory")
-	s.Update(k, 10, true, observeChange(1, "e-104", "e-103", 10))
+	s.Update(k, 10, true, owned(owner, observeChange(1, "e-104", "e-103", 10)))
 	if err := s.TombstoneAs(k, other, 11); err != nil {
 		t.Fatal(err)
 	}
@@ -407,25 +407,68 @@ func TestStoreTombstoneBoundToPrincipal(t *testing.T) {
 	}
 }
 
-// TestStoreKnown: LoadAs knows a session only from a record or a tombstone
-// of it, so a caller that writes only for known sessions writes nothing for
-// a made-up one.
+// owned wraps a record change so that it also sets the record's owner, as
+// RecordTail does for a stream whose request had principal p.
+func owned(p Principal, change func(*Record) bool) func(*Record) bool {
+	return func(r *Record) bool {
+		change(r)
+		r.Owner, r.HasOwner = p, true
+		return true
+	}
+}
+
+// TestStoreKnown: LoadAs knows a session for a principal only from a record
+// that principal owns or a tombstone of it for that principal, so a caller
+// that writes only for known sessions writes nothing for a made-up session,
+// nor for a real one asked about with other credentials.
 func TestStoreKnown(t *testing.T) {
 	f := newFakeShared()
 	s := newStore(f, 100, 3600)
-	if _, known, _ := s.LoadAs(KeyOf("made-up"), NoPrincipal, 10); known {
+	a, b := PrincipalOf("a"), PrincipalOf("b")
+	if _, known, _ := s.LoadAs(KeyOf("made-up"), a, 10); known {
 		t.Fatal("a made-up session is known")
 	}
-	s.Update(KeyOf("real"), 10, true, observeChange(1, "e-1", "", 10))
-	if _, known, _ := s.LoadAs(KeyOf("real"), NoPrincipal, 11); !known {
-		t.Fatal("a session with a record is not known")
+	s.Update(KeyOf("unowned"), 10, true, observeChange(1, "e-1", "", 10))
+	if _, known, _ := s.LoadAs(KeyOf("unowned"), NoPrincipal, 11); known {
+		t.Fatal("a record of an earlier build (no owner) makes its session known")
 	}
-	s.TombstoneAs(KeyOf("real"), PrincipalOf("a"), 11)
-	s.Delete(KeyOf("real"), 12)
-	s.Update(KeyOf("other"), 12, true, observeChange(1, "e-1", "", 12))
-	s.TombstoneAs(KeyOf("other"), PrincipalOf("a"), 12)
-	if _, known, _ := s.LoadAs(KeyOf("other"), PrincipalOf("b"), 13); !known {
-		t.Fatal("a tombstoned session is not known to another principal")
+	s.Update(KeyOf("real"), 10, true, owned(a, observeChange(1, "e-1", "", 10)))
+	if _, known, _ := s.LoadAs(KeyOf("real"), a, 11); !known {
+		t.Fatal("a session is not known to its owner")
+	}
+	if _, known, _ := s.LoadAs(KeyOf("real"), b, 11); known {
+		t.Fatal("a session is known to another principal")
+	}
+	s.TombstoneAs(KeyOf("real"), a, 11)
+	s.Delete(KeyOf("real"), 12) // the record goes, and its tombstones
+	s.TombstoneAs(KeyOf("gone"), a, 12)
+	if _, known, _ := s.LoadAs(KeyOf("gone"), a, 13); !known {
+		t.Fatal("a session tombstoned for a is not known to a")
+	}
+	if _, known, _ := s.LoadAs(KeyOf("gone"), b, 13); known {
+		t.Fatal("a session tombstoned for a is known to b")
+	}
+}
+
+// TestRecordTailSetsOwner: a tail written with an owner makes it the
+// record's, and the owner survives encoding.
+func TestRecordTailSetsOwner(t *testing.T) {
+	s := newStore(newFakeShared(), 100, 3600)
+	var tl StreamTail
+	tl.Reset(7, TransportHTTP)
+	tl.SetOwner(PrincipalOf("Bearer owner"))
+	tl.Add([]byte("e-1"), KindResponse)
+	if err := s.RecordTail(KeyOf("s"), &tl, Policy{}, 10); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := s.Load(KeyOf("s"), 11)
+	if r == nil || !r.HasOwner || r.Owner != PrincipalOf("Bearer owner") {
+		t.Fatalf("record %+v, want owned", r)
+	}
+	enc := r.AppendEncode(nil)
+	var back Record
+	if ok, _, err := back.decodeInto(enc, nil); !ok || err != nil || !back.HasOwner || back.Owner != r.Owner || len(enc) != r.encodedLen() {
+		t.Fatalf("owner round trip: %+v %v %v (len %d, encodedLen %d)", back, ok, err, len(enc), r.encodedLen())
 	}
 }
 

@@ -12,6 +12,10 @@ package cursor
 type StreamTail struct {
 	Stream    uint32    // the nonce naming the stream in records
 	Transport Transport // the transport of the route it is served on
+	// Owner is the principal of the stream's request (HasOwner: known); a
+	// tail written makes it the record's owner (Record.Owner).
+	Owner    Principal
+	HasOwner bool
 
 	last, prev []byte
 	kind       EventKind
@@ -24,6 +28,9 @@ type StreamTail struct {
 func (t *StreamTail) Reset(stream uint32, tr Transport) {
 	*t = StreamTail{Stream: stream, Transport: tr, last: t.last[:0], prev: t.prev[:0]}
 }
+
+// SetOwner sets the principal of the stream's request.
+func (t *StreamTail) SetOwner(p Principal) { t.Owner, t.HasOwner = p, true }
 
 // Resume tells t that the stream resumes after the upstream event id (the
 // cursor the filter forwarded, tag stripped): the stream's first event then
@@ -64,7 +71,14 @@ func (s *Store) RecordTail(k SessionKey, t *StreamTail, p Policy, now uint32) er
 	// it again before decoding another record into it.
 	last, prev := viewOf(t.last), viewOf(t.prev)
 	err := s.Update(k, now, true, func(r *Record) bool {
-		return r.Observe(t.Stream, t.Transport, last, prev, t.kind, now, p)
+		if !r.Observe(t.Stream, t.Transport, last, prev, t.kind, now, p) {
+			return false
+		}
+		if t.HasOwner {
+			// The upstream served this stream to the request's principal.
+			r.Owner, r.HasOwner = t.Owner, true
+		}
+		return true
 	})
 	if err == nil {
 		t.pending, t.written, t.inScope = false, true, p.InScope(t.kind)

@@ -94,6 +94,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	if name, body := duplicatedHeader(&req); body != nil {
 		return h.refuseAmbiguous(name, body)
 	}
+	h.principal() // while the request headers are readable: the stream's tail records it
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
 	if h.isDelete || last == "" && !h.hasSession {
@@ -178,6 +179,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 		// header block, or the store's scratch record when rewound).
 		h.tail = p.getTail()
 		h.tail.Reset(newStreamID(), h.transport)
+		h.tail.SetOwner(h.principalKey)
 		h.tail.Resume(d.Cursor)
 		p.metrics.cursorsStripped.inc()
 		if d.Rewound {
@@ -189,8 +191,8 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
 	if h.hasSession && d.Tombstones() && h.known {
-		// Only a session the upstream answered here is tombstoned, and only
-		// for this request's principal (principal.go).
+		// Only a session the upstream served to this request's principal
+		// here is tombstoned, and only for that principal (principal.go).
 		p.stored(p.store.TombstoneAs(h.key, h.principal(), now), "cannot tombstone the session")
 	}
 	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
@@ -307,6 +309,7 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	if h.tail == nil { // else a resume's, holding its cursor (apply)
 		h.tail = p.getTail()
 		h.tail.Reset(newStreamID(), h.transport)
+		h.tail.SetOwner(h.principalKey) // read by the request path (principal.go)
 	}
 	h.rw = p.getRewriter(h.transport)
 	return action

@@ -11,10 +11,18 @@ import (
 // principal returns the request's principal: the digest of the configured
 // credential header (config.Config.PrincipalHeader, "authorization" by
 // default; cursor.NoPrincipal without the header or with principal_header
-// ""). It is read at most once per stream and only when a tombstone is
-// looked up for a session that has one, or written: an ordinary request of
-// a session never tombstoned does not read the header. Only during the
-// request-headers callback (Envoy makes the map unreadable afterwards).
+// ""). The request path reads it once per guarded request (one header
+// read), while the request headers are readable (Envoy makes the map
+// unreadable after the request-headers callback):
+//
+//   - the stream's tail carries it, so a record written from the response
+//     stream names the principal the upstream served the session to
+//     (cursor.Record.Owner);
+//   - a tombstone is written only when that owner is the refused request's
+//     principal, and binds the session to it: a third party who knows a
+//     session ID but not its owner's credentials gets its own request
+//     refused, and writes nothing;
+//   - a request is refused as tombstoned only for the tombstone's principal.
 func (h *httpContext) principal() cursor.Principal {
 	if h.principalRead {
 		return h.principalKey
