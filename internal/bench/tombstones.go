@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
 // tombstoneOverhead measures the request overhead on a tombstone table that
@@ -22,24 +24,27 @@ func tombstoneOverhead(ctx context.Context, w *Wasm, o Options, rep *Report) err
 	if maxSessions <= 0 {
 		maxSessions = DefaultMaxSessions
 	}
-	guard, err := newHost(ctx, w.Guard, GuardConfigWith(maxSessions), 1)
-	if err != nil {
-		return err
+	var hosts [2]*wasmhost.Host // the guard, the passthrough plugin
+	for i, m := range [2]struct {
+		wasm []byte
+		cfg  string
+	}{{w.Guard, GuardConfigWith(maxSessions)}, {w.Passthrough, ""}} {
+		h, err := newHost(ctx, m.wasm, m.cfg, 1)
+		if err != nil {
+			return err
+		}
+		defer h.Close(ctx)
+		hosts[i] = h
 	}
-	defer guard.Close(ctx)
-	pass, err := newHost(ctx, w.Passthrough, "", 1)
-	if err != nil {
-		return err
-	}
-	defer pass.Close(ctx)
-
+	guard := hosts[0]
+	g, ps := &runner{h: guard}, &runner{h: hosts[1]}
 	pop := newPopulation(o.Sessions)
-	g, ps := &runner{h: guard}, &runner{h: pass}
 	for _, r := range []*runner{g, ps} {
 		if err := pop.seed(r); err != nil {
 			return err
 		}
 	}
+	var err error
 	// The same measure on this guard while its tombstone table is empty, for
 	// comparison in the same conditions.
 	o.progress("request overhead on an empty tombstone table: %d rounds of %d requests per side", o.Rounds, o.Requests)
