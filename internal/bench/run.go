@@ -78,6 +78,7 @@ type Report struct {
 	// table has seen TombstonesWritten tombstones (tombstones.go).
 	RequestTombstones                                         Pair
 	RequestNoTombstones                                       Pair // the same guard before its tombstones
+	TombstonesVsEmpty                                         Pair // the guard on the full table / on an empty one
 	TombstonesWritten, TombstoneBuckets, TombstoneMaxSessions int
 	// The guard against the floor plugin (only the host calls it cannot
 	// do without), same workloads.

@@ -24,11 +24,13 @@ func tombstoneOverhead(ctx context.Context, w *Wasm, o Options, rep *Report) err
 	if maxSessions <= 0 {
 		maxSessions = DefaultMaxSessions
 	}
-	var hosts [2]*wasmhost.Host // the guard, the passthrough plugin
-	for i, m := range [2]struct {
+	// The guard that gets the tombstones, the passthrough plugin, and a
+	// second guard whose tombstone table stays empty.
+	var hosts [3]*wasmhost.Host
+	for i, m := range [3]struct {
 		wasm []byte
 		cfg  string
-	}{{w.Guard, GuardConfigWith(maxSessions)}, {w.Passthrough, ""}} {
+	}{{w.Guard, GuardConfigWith(maxSessions)}, {w.Passthrough, ""}, {w.Guard, GuardConfigWith(maxSessions)}} {
 		h, err := newHost(ctx, m.wasm, m.cfg, 1)
 		if err != nil {
 			return err
@@ -37,9 +39,9 @@ func tombstoneOverhead(ctx context.Context, w *Wasm, o Options, rep *Report) err
 		hosts[i] = h
 	}
 	guard := hosts[0]
-	g, ps := &runner{h: guard}, &runner{h: hosts[1]}
+	g, ps, ge := &runner{h: guard}, &runner{h: hosts[1]}, &runner{h: hosts[2]}
 	pop := newPopulation(o.Sessions)
-	for _, r := range []*runner{g, ps} {
+	for _, r := range []*runner{g, ps, ge} {
 		if err := pop.seed(r); err != nil {
 			return err
 		}
@@ -85,7 +87,13 @@ func tombstoneOverhead(ctx context.Context, w *Wasm, o Options, rep *Report) err
 		return fmt.Errorf("bench: the last terminated session was not refused (%v)", err)
 	}
 	o.progress("request overhead on the tombstone table: %d rounds of %d requests per side", o.Rounds, o.Requests)
-	rep.RequestTombstones, err = interleave(requestWorkload(g, pop), requestWorkload(ps, pop), o.Requests, o.Rounds)
+	if rep.RequestTombstones, err = interleave(requestWorkload(g, pop), requestWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
+	// What the tombstones alone cost: the guard on the full table against
+	// the guard on an empty one (A/B in the same conditions).
+	o.progress("full against empty tombstone table: %d rounds of %d requests per side", o.Rounds, o.Requests)
+	rep.TombstonesVsEmpty, err = interleave(requestWorkload(g, pop), requestWorkload(ge, pop), o.Requests, o.Rounds)
 	return err
 }
 
@@ -107,6 +115,10 @@ func (r *Report) WriteTombstones(w io.Writer) error {
 	e := r.RequestNoTombstones
 	if _, err := fmt.Fprintf(w, "request overhead on the same guard before any tombstone: guard %.0f ns, passthrough %.0f ns per request, ratio %s (rounds %s)\n",
 		e.A(), e.B(), format(e.Ratio()), rounds(e.Rounds)); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "guard on the full table against the guard on an empty one: %.0f vs %.0f ns per request, ratio %s (rounds %s)\n",
+		r.TombstonesVsEmpty.A(), r.TombstonesVsEmpty.B(), format(r.TombstonesVsEmpty.Ratio()), rounds(r.TombstonesVsEmpty.Rounds)); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "request overhead on a tombstone table that has seen %d tombstones (max_sessions %d, %d buckets all written), %d sessions never tombstoned, against the passthrough plugin: guard %.0f ns, passthrough %.0f ns per request, ratio %s (rounds %s)\nBENCH request_overhead_ratio_tombstones=%s\n",

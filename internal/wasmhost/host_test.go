@@ -508,3 +508,43 @@ func TestStreamsAfterCloseFail(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
+
+// TestLifecycleDeferredLog: HTTP/3 with deferred logging destroys the
+// filter chain first (proxy_on_done, proxy_on_delete) and runs the access
+// loggers, proxy_on_log among them, afterwards (Stream.FinishDeferredLog).
+func TestLifecycleDeferredLog(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	h, logs := newHost(t, "probe", Options{Trace: func(_ int, id uint32, cb string) {
+		mu.Lock()
+		calls = append(calls, cb)
+		mu.Unlock()
+	}})
+	s, err := h.NewStream(StreamInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OnRequestHeaders(get("/sse"), true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OnResponseHeaders(ok200(), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.OnResponseBody([]byte("data: 1\n\n"), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishDeferredLog(EndComplete); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	tail := strings.Join(calls[len(calls)-3:], " ")
+	mu.Unlock()
+	if tail != "proxy_on_done proxy_on_delete proxy_on_log" {
+		t.Fatalf("end of an HTTP/3 stream with deferred logging: %s", tail)
+	}
+	// The probe, like every SDK-based plugin, forgot the context at
+	// proxy_on_delete: its late proxy_on_log finds nothing to log.
+	if lines := logs.Lines("probe-log"); len(lines) != 0 {
+		t.Fatalf("probe-log after delete: %q", lines)
+	}
+}
