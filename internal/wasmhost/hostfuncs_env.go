@@ -462,12 +462,9 @@ func proxyReplaceHeaderMapValue(vm *VM, mem api.Memory, st []uint64) {
 	}
 	// Envoy's Context::replaceHeaderMapValue (source/extensions/common/wasm/context.cc)
 	// calls HeaderMapImpl::setCopy, which removes every entry of the key and
-	// adds one at the end (source/common/http/header_map_impl.cc, since the
-	// runtime guard http_set_copy_replace_all_headers and its replace-the-
-	// first-only legacy path were removed): a repeated header leaves the
-	// filter with one value.
-	m.Del(k)
-	*m = append(*m, Header{k, v})
+	// adds one at the end (Headers.Set): a repeated header leaves the filter
+	// with one value.
+	m.Set(k, v)
 	ret(st, StatusOK)
 }
 
