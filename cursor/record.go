@@ -50,10 +50,11 @@ type Record struct {
 	Updated uint32     // unix seconds
 	Tails   []Tail     // newest first, at most MaxTails
 
-	// Owner is the principal of the request whose response stream last
-	// wrote a tail here (HasOwner: one did; records of earlier builds have
-	// none): a principal the upstream served this session to. Only the
-	// owner's refused requests tombstone the session (Store.LoadAs).
+	// Owner is the principal of the request of the last stream that ended
+	// with its tail here (Store.EndStream; HasOwner: one did, records of
+	// earlier builds have none): a principal the upstream served this
+	// session to. Only the owner's refused requests tombstone the session
+	// (Store.LoadAs).
 	Owner    Principal
 	HasOwner bool
 

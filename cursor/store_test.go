@@ -450,25 +450,51 @@ func TestStoreKnown(t *testing.T) {
 	}
 }
 
-// TestRecordTailSetsOwner: a tail written with an owner makes it the
-// record's, and the owner survives encoding.
-func TestRecordTailSetsOwner(t *testing.T) {
-	s := newStore(newFakeShared(), 100, 3600)
+// TestEndStreamSetsOwner: the end of a stream whose tail is in the record
+// makes the stream's principal the record's owner (acknowledging it when
+// asked), the owner survives encoding, and a stream whose tail is not there
+// changes nothing.
+func TestEndStreamSetsOwner(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 100, 3600)
+	owner := PrincipalOf("Bearer owner")
 	var tl StreamTail
 	tl.Reset(7, TransportHTTP)
-	tl.SetOwner(PrincipalOf("Bearer owner"))
 	tl.Add([]byte("e-1"), KindResponse)
 	if err := s.RecordTail(KeyOf("s"), &tl, Policy{}, 10); err != nil {
 		t.Fatal(err)
 	}
+	if r, _ := s.Load(KeyOf("s"), 10); r == nil || r.HasOwner {
+		t.Fatalf("record %+v owned before its stream ended", r)
+	}
+	sets := f.sets
+	if err := s.EndStream(KeyOf("s"), 99, true, PrincipalOf("Bearer other"), 11); err != nil || f.sets != sets {
+		t.Fatalf("the end of a stream without a tail here wrote (%v)", err)
+	}
+	if err := s.EndStream(KeyOf("s"), 7, false, owner, 11); err != nil {
+		t.Fatal(err)
+	}
 	r, _ := s.Load(KeyOf("s"), 11)
-	if r == nil || !r.HasOwner || r.Owner != PrincipalOf("Bearer owner") {
-		t.Fatalf("record %+v, want owned", r)
+	if r == nil || !r.HasOwner || r.Owner != owner || r.Tails[0].Acked {
+		t.Fatalf("record %+v after a cut stream ended, want owned and unacknowledged", r)
+	}
+	if _, known, _ := s.LoadAs(KeyOf("s"), owner, 11); !known {
+		t.Fatal("the owner does not know its session")
 	}
 	enc := r.AppendEncode(nil)
 	var back Record
 	if ok, _, err := back.decodeInto(enc, nil); !ok || err != nil || !back.HasOwner || back.Owner != r.Owner || len(enc) != r.encodedLen() {
 		t.Fatalf("owner round trip: %+v %v %v (len %d, encodedLen %d)", back, ok, err, len(enc), r.encodedLen())
+	}
+	sets = f.sets
+	if err := s.EndStream(KeyOf("s"), 7, false, owner, 12); err != nil || f.sets != sets {
+		t.Fatalf("an end that changes nothing wrote (%v)", err)
+	}
+	if err := s.EndStream(KeyOf("s"), 7, true, owner, 12); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Load(KeyOf("s"), 12); !r.Tails[0].Acked {
+		t.Fatal("EndStream did not acknowledge")
 	}
 }
 

@@ -12,10 +12,6 @@ package cursor
 type StreamTail struct {
 	Stream    uint32    // the nonce naming the stream in records
 	Transport Transport // the transport of the route it is served on
-	// Owner is the principal of the stream's request (HasOwner: known); a
-	// tail written makes it the record's owner (Record.Owner).
-	Owner    Principal
-	HasOwner bool
 
 	last, prev []byte
 	kind       EventKind
@@ -28,9 +24,6 @@ type StreamTail struct {
 func (t *StreamTail) Reset(stream uint32, tr Transport) {
 	*t = StreamTail{Stream: stream, Transport: tr, last: t.last[:0], prev: t.prev[:0]}
 }
-
-// SetOwner sets the principal of the stream's request.
-func (t *StreamTail) SetOwner(p Principal) { t.Owner, t.HasOwner = p, true }
 
 // Resume tells t that the stream resumes after the upstream event id (the
 // cursor the filter forwarded, tag stripped): the stream's first event then
@@ -71,19 +64,31 @@ func (s *Store) RecordTail(k SessionKey, t *StreamTail, p Policy, now uint32) er
 	// it again before decoding another record into it.
 	last, prev := viewOf(t.last), viewOf(t.prev)
 	err := s.Update(k, now, true, func(r *Record) bool {
-		if !r.Observe(t.Stream, t.Transport, last, prev, t.kind, now, p) {
-			return false
-		}
-		if t.HasOwner {
-			// The upstream served this stream to the request's principal.
-			r.Owner, r.HasOwner = t.Owner, true
-		}
-		return true
+		return r.Observe(t.Stream, t.Transport, last, prev, t.kind, now, p)
 	})
 	if err == nil {
 		t.pending, t.written, t.inScope = false, true, p.InScope(t.kind)
 	}
 	return err
+}
+
+// EndStream records how a stream whose tail was written ended, in the record
+// of session k: its tail acknowledged when acked, and the record owned by
+// owner, the principal of the stream's request — one the upstream served
+// the session to (Record.Owner) — when the record still holds the stream's
+// tail. The caller reads owner when the stream ends (Envoy makes the request
+// headers readable again in the log phase), so ordinary requests never read
+// the credential header. It writes at most once, and nothing when neither
+// changes: a clean end writes as Ack did, a cut stream writes its owner.
+func (s *Store) EndStream(k SessionKey, stream uint32, acked bool, owner Principal, now uint32) error {
+	return s.Update(k, now, false, func(r *Record) bool {
+		changed := acked && r.Ack(stream, now)
+		if r.tailIndex(stream) >= 0 && (!r.HasOwner || r.Owner != owner) {
+			r.Owner, r.HasOwner = owner, true
+			changed = true
+		}
+		return changed
+	})
 }
 
 // Ack marks the tail of stream acknowledged in the record of session k.

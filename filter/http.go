@@ -94,7 +94,6 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	if name, body := duplicatedHeader(&req); body != nil {
 		return h.refuseAmbiguous(name, body)
 	}
-	h.principal() // while the request headers are readable: the stream's tail records it
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
 	if h.isDelete || last == "" && !h.hasSession {
@@ -179,7 +178,6 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 		// header block, or the store's scratch record when rewound).
 		h.tail = p.getTail()
 		h.tail.Reset(newStreamID(), h.transport)
-		h.tail.SetOwner(h.principalKey)
 		h.tail.Resume(d.Cursor)
 		p.metrics.cursorsStripped.inc()
 		if d.Rewound {
@@ -309,7 +307,6 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 	if h.tail == nil { // else a resume's, holding its cursor (apply)
 		h.tail = p.getTail()
 		h.tail.Reset(newStreamID(), h.transport)
-		h.tail.SetOwner(h.principalKey) // read by the request path (principal.go)
 	}
 	h.rw = p.getRewriter(h.transport)
 	return action
@@ -450,8 +447,11 @@ func (h *httpContext) OnHttpStreamDone() {
 	}
 	p.putRewriter(h.rw)
 	h.rw = nil
-	if t.Written() && h.sawEOS && streamCompleted() {
-		p.stored(p.store.Ack(h.key, t.Stream, p.now()), "cannot acknowledge the stream tail")
+	if t.Written() {
+		// The log phase reads the request headers again: the stream's
+		// principal becomes the record's owner (principal.go).
+		acked := h.sawEOS && streamCompleted()
+		p.stored(p.store.EndStream(h.key, t.Stream, acked, h.principal(), p.now()), "cannot record the end of the stream tail")
 	}
 	p.putTail(t)
 }

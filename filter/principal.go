@@ -11,18 +11,20 @@ import (
 // principal returns the request's principal: the digest of the configured
 // credential header (config.Config.PrincipalHeader, "authorization" by
 // default; cursor.NoPrincipal without the header or with principal_header
-// ""). The request path reads it once per guarded request (one header
-// read), while the request headers are readable (Envoy makes the map
-// unreadable after the request-headers callback):
+// ""). It is read at most once per stream, and only where it is needed, so
+// an ordinary request of a session never tombstoned does not read it:
 //
-//   - the stream's tail carries it, so a record written from the response
-//     stream names the principal the upstream served the session to
-//     (cursor.Record.Owner);
-//   - a tombstone is written only when that owner is the refused request's
-//     principal, and binds the session to it: a third party who knows a
-//     session ID but not its owner's credentials gets its own request
-//     refused, and writes nothing;
-//   - a request is refused as tombstoned only for the tombstone's principal.
+//   - at the end of a stream whose tail is in shared data (OnHttpStreamDone:
+//     Envoy makes the request headers readable again in the log phase), to
+//     make it the record's owner, a principal the upstream served the
+//     session to (cursor.Store.EndStream, cursor.Record.Owner);
+//   - on a request with a cursor (Store.LoadAs) or when the session has a
+//     tombstone (Tombstones.Until): a tombstone is written only when the
+//     record's owner is the refused request's principal, and binds the
+//     session to it, and a request is refused as tombstoned only for the
+//     tombstone's principal. A third party who knows a session ID but not
+//     its owner's credentials gets its own request refused, and writes
+//     nothing.
 func (h *httpContext) principal() cursor.Principal {
 	if h.principalRead {
 		return h.principalKey
