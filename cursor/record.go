@@ -26,6 +26,8 @@ const (
 	tailTransShift  = 4
 	tailTransMask   = 0x3
 	emptySlotMarker = 0
+	// recordFlagOwner: the record carries its owner's principal.
+	recordFlagOwner = 1 << 0
 )
 
 // Tail is the watermark of one response stream: the last event ID sent
@@ -47,6 +49,14 @@ type Record struct {
 	Created uint32     // unix seconds
 	Updated uint32     // unix seconds
 	Tails   []Tail     // newest first, at most MaxTails
+
+	// Owner is the principal of the request of the last stream that ended
+	// with its tail here (Store.EndStream; HasOwner: one did, records of
+	// earlier builds have none): a principal the upstream served this
+	// session to. Only the owner's refused requests tombstone the session
+	// (Store.LoadAs).
+	Owner    Principal
+	HasOwner bool
 
 	// Tombstoned is set by Store.Load when the session is in the
 	// tombstone table (a re-initialization was forced): every request with
@@ -182,7 +192,11 @@ func (r *Record) encodedLen() int {
 // headerLen is the encoded size of r without its tails. Updated is counted
 // at its largest (5 bytes), as Observe is about to set it.
 func (r *Record) headerLen() int {
-	return 2 + uvarintLen(uint64(r.Created)) + 5 + len(r.Session) + 1
+	n := 2 + uvarintLen(uint64(r.Created)) + 5 + len(r.Session) + 1
+	if r.HasOwner {
+		n += 8
+	}
+	return n
 }
 
 // encodedLen is the encoded size of t in a record. The stream nonce is
@@ -206,8 +220,9 @@ func uvarintLen(v uint64) int {
 
 // AppendEncode appends the wire form of r to dst. The format (version 2):
 //
-//	u8 version=2, u8 flags (none defined; 0),
+//	u8 version=2, u8 flags (bit 0: owner follows the key),
 //	uvarint created, uvarint updated, 16 bytes session key,
+//	[8 bytes owner principal, little-endian, when flag bit 0 is set]
 //	u8 tail count, then per tail, newest first:
 //	  uvarint stream, u8 (acked | kind<<1 | transport<<4),
 //	  uvarint len(last), last,
@@ -245,10 +260,17 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 
 // appendTails encodes r with the given tails, whatever their size.
 func (r *Record) appendTails(dst []byte, tails []Tail) []byte {
-	dst = append(dst, recordVersion, 0)
+	var flags byte
+	if r.HasOwner {
+		flags |= recordFlagOwner
+	}
+	dst = append(dst, recordVersion, flags)
 	dst = binary.AppendUvarint(dst, uint64(r.Created))
 	dst = binary.AppendUvarint(dst, uint64(r.Updated))
 	dst = append(dst, r.Session[:]...)
+	if r.HasOwner {
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(r.Owner))
+	}
 	dst = append(dst, byte(len(tails)))
 	for i := range tails {
 		t := &tails[i]
@@ -306,13 +328,20 @@ func (r *Record) decodeInto(b, text []byte) (ok bool, _ []byte, err error) {
 	if len(b) > MaxRecordBytes || b[0] != recordVersion || len(b) < 2 {
 		return false, text, errCorrupt
 	}
-	if b[1] != 0 {
+	if b[1]&^recordFlagOwner != 0 {
 		return false, text, errCorrupt
 	}
 	d := decoder{b: b, i: 2}
 	r.Created = d.u32()
 	r.Updated = d.u32()
 	d.key(&r.Session)
+	if b[1]&recordFlagOwner != 0 {
+		var o uint64
+		for i := 0; i < 8; i++ {
+			o |= uint64(d.byte()) << (8 * i)
+		}
+		r.Owner, r.HasOwner = Principal(o), true
+	}
 	n := int(d.byte())
 	if n > MaxTails {
 		return false, text, errCorrupt

@@ -34,6 +34,7 @@ func roundTripRecords() map[string]Record {
 	rs := map[string]Record{
 		"empty_session":  {},
 		"bare":           {Session: KeyOf("s-77"), Created: 1, Updated: 2},
+		"owned":          {Session: KeyOf("s-77"), Created: 1, Updated: 2, Owner: PrincipalOf("Bearer x"), HasOwner: true},
 		"max_timestamps": {Session: KeyOf(uuid), Created: math.MaxUint32, Updated: math.MaxUint32},
 		"jwt_session":    {Session: KeyOf(strings.Repeat("s", 4096)), Created: now, Updated: now},
 		"binary_session": {Session: KeyOf("\x00\xff\n\""), Created: now, Updated: now},
@@ -635,7 +636,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil || !ok {
 			t.Fatalf("re-encoded record does not decode: %v", err)
 		}
-		if !recordsEqual(r, r2) {
+		if !recordsEqual(r, r2) || r.HasOwner != r2.HasOwner || r.Owner != r2.Owner {
 			t.Fatalf("re-encode changed the record:\n first %+v\nsecond %+v", r, r2)
 		}
 		// The canonical encoding is a fixed point.

@@ -28,8 +28,8 @@ var (
 // plugins one shared-data namespace, so the prefix keeps them apart. The full
 // keys are
 //
-//	mcp-resume-guard/v2/<max_sessions>/s/<slot>   watermark records
-//	mcp-resume-guard/v2/<max_sessions>/t/<slot>   tombstones
+//	mcp-resume-guard/v2/<max_sessions>/s/<slot>     watermark records
+//	mcp-resume-guard/v2/<max_sessions>/b/<bucket>   tombstone buckets (tombstone.go)
 //
 // The layout version and max_sessions are part of every key: a configuration
 // that changes max_sessions (the VM and its shared data stay) starts a fresh
@@ -39,9 +39,9 @@ const KeyPrefix = "mcp-resume-guard/v2/"
 
 const maxCASAttempts = 16
 
-// Store keeps watermark records and tombstones in fixed tables of Slots
-// shared-data slots each, so shared data never holds more than 2×Slots
-// entries whatever the session churn. A session may live in two slots of a
+// Store keeps watermark records in a fixed table of Slots shared-data slots
+// and tombstones in ceil(Slots/4) buckets, so shared data never holds more
+// than 1.25×Slots keys whatever the session churn. A session may live in two slots of a
 // table (two-choice hashing on its SessionKey); a new session takes a free or
 // expired one, else evicts the least recently updated of the two. Every
 // change is a read-modify-write with compare-and-swap, retried.
@@ -76,8 +76,12 @@ const decodedTextBytes = MaxTails * 2 * MaxEventIDBytes
 type table byte
 
 const (
-	tableRecords    table = 's'
-	tableTombstones table = 't'
+	tableRecords table = 's'
+	// tableTombstones holds tombstone buckets. Earlier builds kept one
+	// tombstone per slot under 't'; the buckets have a letter of their own
+	// so that two builds sharing one process (a plugin upgrade keeps the
+	// VM's shared data) never read each other's values.
+	tableTombstones table = 'b'
 )
 
 // slot is one candidate slot as read from shared data.
@@ -172,37 +176,56 @@ func (s *Store) stillOurs(key []byte) bool {
 	return err == nil && bytes.Equal(v, s.buf)
 }
 
-// Load returns the live record of session k, or nil when there is none. A
-// tombstoned session is returned with Tombstoned set (and no tails when it
-// has no record), so that the decision refuses it.
+// Load is LoadAs for NoPrincipal, without known.
+func (s *Store) Load(k SessionKey, now uint32) (*Record, error) {
+	rec, _, err := s.LoadAs(k, NoPrincipal, now)
+	return rec, err
+}
+
+// LoadAs returns the live record of session k, or nil when there is none. A
+// session tombstoned for principal p is returned with Tombstoned set (and no
+// tails when it has no record), so that the decision refuses it.
+//
+// known reports whether the upstream is known to have served the session
+// to principal p here: a live record of it whose owner is p (the guard
+// writes records only from event streams the upstream served, and records
+// the principal of the stream's request: Record.Owner), or a tombstone of
+// it for p (written only when that held). The caller tombstones only known
+// sessions, so neither a request with a made-up session ID nor one with a
+// real session ID and other credentials writes anything to shared data,
+// however it is judged: a flood of refused requests cannot evict a record or
+// a tombstone, nor fill a session's tombstones before its owner. Knowing
+// costs nothing more: the reads are the ones the decision needs anyway.
 //
 // The record belongs to the Store, and so do its tails and the bytes of
 // their IDs: it is valid only until the next call of any method of s, which
 // may decode another record into the same memory. A caller that keeps the
 // record, a tail or an ID beyond that copies it (strings.Clone). Loading
 // allocates nothing once the Store's scratch buffers exist.
-func (s *Store) Load(k SessionKey, now uint32) (*Record, error) {
-	dead, err := s.Tombstoned(k, now)
+func (s *Store) LoadAs(k SessionKey, p Principal, now uint32) (rec *Record, known bool, err error) {
+	ts, err := s.TombstonesOf(k)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	until, found := ts.Until(p)
+	dead := found && until >= now
 	a, b := s.candidates(k)
 	for c, i := range [2]uint32{a, b} {
 		sl, err := s.read(c, i, now)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if sl.filled && sl.rec.Session == k {
 			sl.rec.Tombstoned = dead
-			return sl.rec, nil
+			return sl.rec, found || sl.rec.HasOwner && sl.rec.Owner == p, nil
 		}
 	}
 	if dead {
 		r := s.scratch(0)
 		*r = Record{Session: k, Tombstoned: true, Tails: r.Tails[:0]}
-		return r, nil
+		return r, true, nil
 	}
-	return nil, nil
+	return nil, found, nil
 }
 
 // Update applies change to the record of session k and writes it back with
@@ -279,19 +302,17 @@ func (s *Store) write(key []byte, cas uint32, missing bool) error {
 	return err
 }
 
-// Delete frees the record and the tombstone of session k, wherever it holds
-// them. It returns ErrContention when other workers kept changing a slot
-// through every retry.
+// Delete frees the record and every tombstone of session k (whatever the
+// principal), wherever it holds them. It returns ErrContention when other
+// workers kept changing a slot through every retry.
 func (s *Store) Delete(k SessionKey, now uint32) error {
 	a, b := s.candidates(k)
-	for _, t := range [2]table{tableRecords, tableTombstones} {
-		for _, i := range [2]uint32{a, b} {
-			if err := s.free(t, i, k, now); err != nil {
-				return err
-			}
+	for _, i := range [2]uint32{a, b} {
+		if err := s.free(tableRecords, i, k, now); err != nil {
+			return err
 		}
 	}
-	return nil
+	return s.clearTombstones(k, now)
 }
 
 // free empties slot i of table t if it holds session k, retrying on CAS
@@ -319,10 +340,6 @@ func (s *Store) free(t table, i uint32, k SessionKey, now uint32) error {
 
 // holds reports whether value v of a slot of table t is a live entry of k.
 func (s *Store) holds(t table, v []byte, k SessionKey, now uint32) bool {
-	if t == tableTombstones {
-		tk, until, ok := decodeTombstone(v)
-		return ok && tk == k && until >= now
-	}
 	ok, err := s.decode(0, v)
 	rec := s.scratch(0)
 	return err == nil && ok && rec.Session == k && !rec.Expired(now, s.TTL)

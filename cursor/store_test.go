@@ -291,49 +291,210 @@ func TestStoreTombstoneWithoutRecord(t *testing.T) {
 	}
 }
 
-// TestStoreTombstoneLookupIsAMiss: asking about a session that was never
-// tombstoned costs one shared-data read that finds nothing, as long as its
-// first candidate slot was never used.
-func TestStoreTombstoneLookupIsAMiss(t *testing.T) {
-	f := newFakeShared()
-	s := newStore(f, 10000, 3600)
-	for i := 0; i < 20; i++ {
-		s.Tombstone(KeyOf(fmt.Sprint("dead-", i)), 10)
-	}
-	misses, hits := 0, 0
-	for i := 0; i < 1000; i++ {
-		f.gets = 0
-		k := KeyOf(fmt.Sprint("live-", i))
-		dead, err := s.Tombstoned(k, 10)
-		if err != nil || dead {
-			t.Fatalf("live-%d: tombstoned %v, %v", i, dead, err)
+// countingShared counts the bytes Get returns.
+type countingShared struct {
+	*fakeShared
+	bytes, maxValue int
+}
+
+func (c *countingShared) Get(key []byte) ([]byte, uint32, error) {
+	v, cas, err := c.fakeShared.Get(key)
+	c.bytes += len(v)
+	c.maxValue = max(c.maxValue, len(v))
+	return v, cas, err
+}
+
+// TestStoreTombstoneLookupCostIsBounded: asking about a session that was
+// never tombstoned costs one shared-data read of at most MaxBucketBytes,
+// whatever was written before — a miss on a fresh table, and still one
+// bounded read after 3 × max_sessions tombstones (proxy-wasm 0.2.1 cannot
+// delete a key, so a table of one key per tombstone fills up for good).
+func TestStoreTombstoneLookupCostIsBounded(t *testing.T) {
+	const slots = 1000
+	c := &countingShared{fakeShared: newFakeShared()}
+	s := newStore(c, slots, 3600)
+	lookup := func(round string) {
+		t.Helper()
+		for i := 0; i < 500; i++ {
+			c.gets, c.bytes = 0, 0
+			dead, err := s.Tombstoned(KeyOf(fmt.Sprint("live-", i)), 10)
+			if err != nil || dead {
+				t.Fatalf("%s: live-%d: tombstoned %v, %v", round, i, dead, err)
+			}
+			if c.gets != 1 || c.bytes > MaxBucketBytes {
+				t.Fatalf("%s: live-%d: %d reads of %d bytes, want 1 of at most %d", round, i, c.gets, c.bytes, MaxBucketBytes)
+			}
 		}
-		a, _ := s.candidates(k)
-		if _, ok := f.m[string(s.slotKey(nil, tableTombstones, a))]; ok {
-			hits++
-			continue
-		}
-		if f.gets != 1 {
-			t.Fatalf("live-%d: %d reads, want 1", i, f.gets)
-		}
-		misses++
 	}
-	if misses < 990 {
-		t.Fatalf("%d of 1000 lookups were misses with 20 tombstones in 10000 slots", misses)
+	lookup("empty table")
+	if c.maxValue != 0 {
+		t.Fatalf("lookups on an empty table read %d bytes", c.maxValue)
 	}
-	// A tombstone whose first slot is taken goes to the second, and is found.
-	one := newStore(newFakeShared(), 2, 3600)
-	one.Tombstone(KeyOf("x"), 10)
-	one.Tombstone(KeyOf("y"), 10)
-	for _, id := range []string{"x", "y"} {
+	for i := 0; i < 3*slots; i++ {
+		if err := s.Tombstone(KeyOf(fmt.Sprint("dead-", i)), 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(c.m); n > int(s.buckets()) {
+		t.Fatalf("%d tombstone keys for %d buckets", n, s.buckets())
+	}
+	lookup("after 3 × max_sessions tombstones")
+	// The newest tombstones are all there; the table holds 2 × max_sessions.
+	for i := 3*slots - 100; i < 3*slots; i++ {
+		if dead, _ := s.Tombstoned(KeyOf(fmt.Sprint("dead-", i)), 10); !dead {
+			t.Fatalf("dead-%d: a recent tombstone was lost", i)
+		}
+	}
+	// A one-slot store has one bucket of eight: tombstones share it.
+	one := newStore(newFakeShared(), 1, 3600)
+	for _, id := range []string{"x", "y", "z"} {
+		one.Tombstone(KeyOf(id), 10)
+	}
+	for _, id := range []string{"x", "y", "z"} {
 		if dead, _ := one.Tombstoned(KeyOf(id), 10); !dead {
-			t.Fatalf("%s: tombstone lost in a 2-slot table", id)
+			t.Fatalf("%s: tombstone lost in a one-bucket table", id)
 		}
 	}
-	// With both slots taken by live tombstones, the one expiring first goes.
-	one.Tombstone(KeyOf("z"), 20)
-	if dead, _ := one.Tombstoned(KeyOf("z"), 20); !dead {
-		t.Fatal("new tombstone not stored when the table is full")
+}
+
+// TestStoreTombstoneBoundToPrincipal: a tombstone refuses only the principal
+// whose request was refused; the owner's own tombstone survives other
+// principals' attempts to fill the bucket, and Delete clears them all.
+func TestStoreTombstoneBoundToPrincipal(t *testing.T) {
+	s := newStore(newFakeShared(), 100, 3600)
+	k := KeyOf("s-77")
+	owner, other := PrincipalOf("Bearer owner"), PrincipalOf("Bearer mallory")
+	s.Update(k, 10, true, owned(owner, observeChange(1, "e-104", "e-103", 10)))
+	if err := s.TombstoneAs(k, other, 11); err != nil {
+		t.Fatal(err)
+	}
+	if dead, _ := s.TombstonedAs(k, owner, 12); dead {
+		t.Fatal("another principal's tombstone refuses the owner")
+	}
+	if dead, _ := s.TombstonedAs(k, other, 12); !dead {
+		t.Fatal("the refused principal is not refused again")
+	}
+	r, known, _ := s.LoadAs(k, owner, 12)
+	if r == nil || r.Tombstoned || !known {
+		t.Fatalf("owner's Load: %+v known=%v, want the live record, not tombstoned", r, known)
+	}
+	if err := s.TombstoneAs(k, owner, 13); err != nil {
+		t.Fatal(err)
+	}
+	// Many more principals: none of them is recorded, the owner stays dead.
+	for i := 0; i < 3*bucketEntries; i++ {
+		if err := s.TombstoneAs(k, PrincipalOf(fmt.Sprint("Bearer x-", i)), 14); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dead, _ := s.TombstonedAs(k, owner, 15); !dead {
+		t.Fatal("other principals pushed the owner's tombstone out")
+	}
+	if dead, _ := s.TombstonedAs(k, PrincipalOf("Bearer x-3"), 15); dead {
+		t.Fatal("a third principal was recorded")
+	}
+	r, _, _ = s.LoadAs(k, owner, 15)
+	if d := Decide(TransportHTTP, "", r, Policy{}); d.Reason != ReasonTombstoned {
+		t.Fatalf("owner after its own re-initialization: %+v", d)
+	}
+	if err := s.Delete(k, 16); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Principal{owner, other} {
+		if dead, _ := s.TombstonedAs(k, p, 16); dead {
+			t.Fatal("a tombstone survived Delete")
+		}
+	}
+}
+
+// owned wraps a record change so that it also sets the record's owner, as
+// RecordTail does for a stream whose request had principal p.
+func owned(p Principal, change func(*Record) bool) func(*Record) bool {
+	return func(r *Record) bool {
+		change(r)
+		r.Owner, r.HasOwner = p, true
+		return true
+	}
+}
+
+// TestStoreKnown: LoadAs knows a session for a principal only from a record
+// that principal owns or a tombstone of it for that principal, so a caller
+// that writes only for known sessions writes nothing for a made-up session,
+// nor for a real one asked about with other credentials.
+func TestStoreKnown(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 100, 3600)
+	a, b := PrincipalOf("a"), PrincipalOf("b")
+	if _, known, _ := s.LoadAs(KeyOf("made-up"), a, 10); known {
+		t.Fatal("a made-up session is known")
+	}
+	s.Update(KeyOf("unowned"), 10, true, observeChange(1, "e-1", "", 10))
+	if _, known, _ := s.LoadAs(KeyOf("unowned"), NoPrincipal, 11); known {
+		t.Fatal("a record of an earlier build (no owner) makes its session known")
+	}
+	s.Update(KeyOf("real"), 10, true, owned(a, observeChange(1, "e-1", "", 10)))
+	if _, known, _ := s.LoadAs(KeyOf("real"), a, 11); !known {
+		t.Fatal("a session is not known to its owner")
+	}
+	if _, known, _ := s.LoadAs(KeyOf("real"), b, 11); known {
+		t.Fatal("a session is known to another principal")
+	}
+	s.TombstoneAs(KeyOf("real"), a, 11)
+	s.Delete(KeyOf("real"), 12) // the record goes, and its tombstones
+	s.TombstoneAs(KeyOf("gone"), a, 12)
+	if _, known, _ := s.LoadAs(KeyOf("gone"), a, 13); !known {
+		t.Fatal("a session tombstoned for a is not known to a")
+	}
+	if _, known, _ := s.LoadAs(KeyOf("gone"), b, 13); known {
+		t.Fatal("a session tombstoned for a is known to b")
+	}
+}
+
+// TestEndStreamSetsOwner: the end of a stream whose tail is in the record
+// makes the stream's principal the record's owner (acknowledging it when
+// asked), the owner survives encoding, and a stream whose tail is not there
+// changes nothing.
+func TestEndStreamSetsOwner(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 100, 3600)
+	owner := PrincipalOf("Bearer owner")
+	var tl StreamTail
+	tl.Reset(7, TransportHTTP)
+	tl.Add([]byte("e-1"), KindResponse)
+	if err := s.RecordTail(KeyOf("s"), &tl, Policy{}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Load(KeyOf("s"), 10); r == nil || r.HasOwner {
+		t.Fatalf("record %+v owned before its stream ended", r)
+	}
+	sets := f.sets
+	if err := s.EndStream(KeyOf("s"), 99, true, PrincipalOf("Bearer other"), 11); err != nil || f.sets != sets {
+		t.Fatalf("the end of a stream without a tail here wrote (%v)", err)
+	}
+	if err := s.EndStream(KeyOf("s"), 7, false, owner, 11); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := s.Load(KeyOf("s"), 11)
+	if r == nil || !r.HasOwner || r.Owner != owner || r.Tails[0].Acked {
+		t.Fatalf("record %+v after a cut stream ended, want owned and unacknowledged", r)
+	}
+	if _, known, _ := s.LoadAs(KeyOf("s"), owner, 11); !known {
+		t.Fatal("the owner does not know its session")
+	}
+	enc := r.AppendEncode(nil)
+	var back Record
+	if ok, _, err := back.decodeInto(enc, nil); !ok || err != nil || !back.HasOwner || back.Owner != r.Owner || len(enc) != r.encodedLen() {
+		t.Fatalf("owner round trip: %+v %v %v (len %d, encodedLen %d)", back, ok, err, len(enc), r.encodedLen())
+	}
+	sets = f.sets
+	if err := s.EndStream(KeyOf("s"), 7, false, owner, 12); err != nil || f.sets != sets {
+		t.Fatalf("an end that changes nothing wrote (%v)", err)
+	}
+	if err := s.EndStream(KeyOf("s"), 7, true, owner, 12); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Load(KeyOf("s"), 12); !r.Tails[0].Acked {
+		t.Fatal("EndStream did not acknowledge")
 	}
 }
 

@@ -77,6 +77,25 @@ func (s *Store) RecordTail(k SessionKey, t *StreamTail, p Policy, now uint32) er
 	return err
 }
 
+// EndStream records how a stream whose tail was written ended, in the record
+// of session k: its tail acknowledged when acked, and the record owned by
+// owner, the principal of the stream's request — one the upstream served
+// the session to (Record.Owner) — when the record still holds the stream's
+// tail. The caller reads owner when the stream ends (Envoy makes the request
+// headers readable again in the log phase), so ordinary requests never read
+// the credential header. It writes at most once, and nothing when neither
+// changes: a clean end writes as Ack did, a cut stream writes its owner.
+func (s *Store) EndStream(k SessionKey, stream uint32, acked bool, owner Principal, now uint32) error {
+	return s.Update(k, now, false, func(r *Record) bool {
+		changed := acked && r.Ack(stream, now)
+		if r.tailIndex(stream) >= 0 && (!r.HasOwner || r.Owner != owner) {
+			r.Owner, r.HasOwner = owner, true
+			changed = true
+		}
+		return changed
+	})
+}
+
 // Ack marks the tail of stream acknowledged in the record of session k.
 func (s *Store) Ack(k SessionKey, stream uint32, now uint32) error {
 	return s.Update(k, now, false, func(r *Record) bool {

@@ -1,127 +1,303 @@
 package cursor
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
 
-// Tombstones live in their own table, apart from the watermark records, so
-// that asking "was this session force-re-initialized?" — which every request
-// carrying a session asks — costs a shared-data miss in the common case, not
-// a read that returns and decodes a record: a tombstone slot whose key was
-// never written answers NOT_FOUND, and the host then copies nothing into the
-// guest. A session is tombstoned in the first of its two candidate slots
-// that is free; the second is used only when the first one's key exists, so
-// a NOT_FOUND on the first ends the lookup.
+// Tombstones live in their own table, apart from the watermark records, in
+// buckets: one shared-data key per bucket, each holding up to bucketEntries
+// tombstones of the sessions that hash to it. The table has
+// ceil(max_sessions/4) buckets, so it holds at least 2 × max_sessions live
+// tombstones, and its keys are as bounded as the records'.
 //
-// The wire form of a tombstone is
+// Why buckets, not one slot per session: proxy-wasm 0.2.1 has no delete, so
+// every key ever written stays. With a slot per session, the first lookup of
+// a never-tombstoned session was a shared-data miss only while its slot had
+// never been used; after max_sessions tombstones ever written, nearly every
+// lookup read and decoded another session's tombstone (77 % after 10,000 in
+// 10,000 slots, 99 % after 30,000). A bucket lookup is one shared-data read
+// whatever has been written before: a miss while the bucket was never used,
+// afterwards at most 1 + 8 × 20 = 161 bytes copied and scanned as fixed-size
+// entries (no varint, no allocation). So the cost of "is this session
+// terminated?", which every request with a session asks, is bounded by a
+// constant that does not grow with the tombstones ever written.
 //
-//	'T', 16 bytes session key, uvarint until (unix seconds)
+// The wire form of a bucket is
 //
-// and a freed slot holds EmptySlot.
+//	'B', then 0..8 entries of 20 bytes:
+//	     8 bytes session fingerprint (the second half of its SessionKey, little-endian)
+//	     8 bytes principal (Principal, little-endian)
+//	     4 bytes until (unix seconds, little-endian)
+//
+// The session's bucket is chosen by the first half of its key, and matched
+// by the second: two sessions are confused only if all 128 bits collide.
+//
+// A tombstone binds (session, principal): a request is refused as
+// tombstoned only when both match (Tombstones.Until). A session holds at
+// most maxPrincipalsPerSession live tombstones: further principals' requests
+// are refused but recorded nowhere, so requests with many made-up
+// credentials cannot push the owner's tombstone out of its bucket.
 
-const tombstoneMarker = 'T'
+const (
+	bucketMarker   = 'B'
+	bucketEntries  = 8
+	tombEntryBytes = 20
+	// sessionsPerBucket sets the bucket count: Slots/sessionsPerBucket
+	// buckets of bucketEntries entries hold twice Slots tombstones.
+	sessionsPerBucket = 4
+	// maxPrincipalsPerSession bounds the live tombstones of one session.
+	maxPrincipalsPerSession = 2
+	// MaxBucketBytes is the largest value a tombstone lookup reads.
+	MaxBucketBytes = 1 + bucketEntries*tombEntryBytes
+)
 
-// appendTombstone appends the wire form of a tombstone of k to dst.
-func appendTombstone(dst []byte, k SessionKey, until uint32) []byte {
-	dst = append(dst, tombstoneMarker)
-	dst = append(dst, k[:]...)
-	return binary.AppendUvarint(dst, uint64(until))
+// tombEntry is one tombstone of a bucket.
+type tombEntry struct {
+	session   uint64 // SessionKey.hi()
+	principal Principal
+	until     uint32
 }
 
-// decodeTombstone parses a tombstone slot's value; ok is false for a free
-// slot or anything malformed.
-func decodeTombstone(v []byte) (k SessionKey, until uint32, ok bool) {
-	if len(v) < 1+len(k)+1 || v[0] != tombstoneMarker {
-		return k, 0, false
-	}
-	copy(k[:], v[1:])
-	u, n := binary.Uvarint(v[1+len(k):])
-	if n <= 0 || 1+len(k)+n != len(v) || u > 1<<32-1 {
-		return SessionKey{}, 0, false
-	}
-	return k, uint32(u), true
+// bucket is a decoded tombstone bucket, held by value (no allocation).
+type bucket struct {
+	n int
+	e [bucketEntries]tombEntry
 }
 
-// Tombstoned reports whether session k was force-re-initialized less than
-// TTL seconds ago (and not deleted since).
-func (s *Store) Tombstoned(k SessionKey, now uint32) (bool, error) {
-	until, found, err := s.TombstoneUntil(k)
+// appendBucket appends the wire form of b to dst.
+func appendBucket(dst []byte, b *bucket) []byte {
+	dst = append(dst, bucketMarker)
+	for i := 0; i < b.n; i++ {
+		e := &b.e[i]
+		dst = binary.LittleEndian.AppendUint64(dst, e.session)
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(e.principal))
+		dst = binary.LittleEndian.AppendUint32(dst, e.until)
+	}
+	return dst
+}
+
+// decodeBucket parses a bucket's value into b; ok is false for anything
+// malformed (and for the one-slot-per-session tombstones of earlier builds,
+// which never shared these keys: see tableTombstones).
+func decodeBucket(v []byte, b *bucket) (ok bool) {
+	b.n = 0
+	if len(v) < 1 || v[0] != bucketMarker || (len(v)-1)%tombEntryBytes != 0 || (len(v)-1)/tombEntryBytes > bucketEntries {
+		return false
+	}
+	for p := v[1:]; len(p) > 0; p = p[tombEntryBytes:] {
+		b.e[b.n] = tombEntry{
+			session:   binary.LittleEndian.Uint64(p),
+			principal: Principal(binary.LittleEndian.Uint64(p[8:])),
+			until:     binary.LittleEndian.Uint32(p[16:]),
+		}
+		b.n++
+	}
+	return true
+}
+
+// buckets is the number of tombstone buckets: ceil(Slots/sessionsPerBucket),
+// at least one.
+func (s *Store) buckets() uint32 {
+	return max((s.Slots+sessionsPerBucket-1)/sessionsPerBucket, 1)
+}
+
+// bucketOf returns the bucket of session k.
+func (s *Store) bucketOf(k SessionKey) uint32 {
+	return uint32(k.lo() % uint64(s.buckets()))
+}
+
+// Tombstones are the tombstones of one session, as read by TombstonesOf:
+// one entry per principal whose request was refused, live or expired.
+type Tombstones struct {
+	n         int
+	principal [bucketEntries]Principal
+	until     [bucketEntries]uint32
+}
+
+// Any reports whether the session has any tombstone at all (any principal,
+// live or expired): the guard wrote one only for a session the upstream had
+// answered.
+func (t *Tombstones) Any() bool { return t.n > 0 }
+
+// Until returns until when the session is tombstoned for principal p, and
+// whether it has a tombstone for p at all (live or expired).
+func (t *Tombstones) Until(p Principal) (until uint32, found bool) {
+	for i := 0; i < t.n; i++ {
+		if t.principal[i] == p {
+			return t.until[i], true
+		}
+	}
+	return 0, false
+}
+
+// TombstonesOf reads the tombstones of session k: one shared-data read, a
+// miss while k's bucket was never written. It needs no clock and no
+// principal, so a caller on the hot path reads the credential header and the
+// time only when the session has a tombstone.
+func (s *Store) TombstonesOf(k SessionKey) (Tombstones, error) {
+	var t Tombstones
+	_, v, _, err := s.get(0, tableTombstones, s.bucketOf(k))
+	if isNotFound(err) {
+		return t, nil
+	}
+	if err != nil {
+		return t, err
+	}
+	// Scan in place: a bucket decoded into a local would copy 200 bytes.
+	if len(v) < 1 || v[0] != bucketMarker || (len(v)-1)%tombEntryBytes != 0 {
+		return t, nil
+	}
+	fp := k.hi()
+	for p := v[1:]; len(p) >= tombEntryBytes && t.n < bucketEntries; p = p[tombEntryBytes:] {
+		if binary.LittleEndian.Uint64(p) == fp {
+			t.principal[t.n] = Principal(binary.LittleEndian.Uint64(p[8:]))
+			t.until[t.n] = binary.LittleEndian.Uint32(p[16:])
+			t.n++
+		}
+	}
+	return t, nil
+}
+
+// TombstoneUntil returns until when session k is tombstoned for principal
+// p, and whether it has such a tombstone at all (live or expired).
+func (s *Store) TombstoneUntil(k SessionKey, p Principal) (until uint32, found bool, err error) {
+	t, err := s.TombstonesOf(k)
+	if err != nil {
+		return 0, false, err
+	}
+	until, found = t.Until(p)
+	return until, found, nil
+}
+
+// TombstonedAs reports whether session k was force-re-initialized for
+// principal p less than TTL seconds ago (and not deleted since).
+func (s *Store) TombstonedAs(k SessionKey, p Principal, now uint32) (bool, error) {
+	until, found, err := s.TombstoneUntil(k, p)
 	return found && until >= now, err
 }
 
-// TombstoneUntil returns until when session k is tombstoned, and whether it
-// has a tombstone at all (live or expired). It needs no clock, so a caller
-// on a hot path reads the time only when a tombstone was found: for a
-// session never tombstoned the whole lookup is one shared-data miss.
-func (s *Store) TombstoneUntil(k SessionKey) (until uint32, found bool, err error) {
-	a, b := s.candidates(k)
-	for c, i := range [2]uint32{a, b} {
-		_, v, _, err := s.get(c, tableTombstones, i)
-		if isNotFound(err) {
-			// Never written: the session was not put here, nor in
-			// the second slot (used only when this key exists).
-			return 0, false, nil
-		}
-		if err != nil {
-			return 0, false, err
-		}
-		if tk, u, ok := decodeTombstone(v); ok && tk == k {
-			return u, true, nil
-		}
-	}
-	return 0, false, nil
+// Tombstoned is TombstonedAs for NoPrincipal.
+func (s *Store) Tombstoned(k SessionKey, now uint32) (bool, error) {
+	return s.TombstonedAs(k, NoPrincipal, now)
 }
 
-// Tombstone records that session k was force-re-initialized: every request
-// carrying it is refused for the next TTL seconds, or until Delete. It takes
-// a free, expired or already-own slot of the tombstone table, else replaces
-// the candidate that expires first: the tombstone table is bounded like the
-// records, and is apart from them, so made-up session IDs that get refused
-// can never evict a watermark.
+// Tombstone is TombstoneAs for NoPrincipal.
 func (s *Store) Tombstone(k SessionKey, now uint32) error {
+	return s.TombstoneAs(k, NoPrincipal, now)
+}
+
+// TombstoneAs records that session k was force-re-initialized for principal
+// p: every request of p carrying k is refused for the next TTL seconds, or
+// until Delete. The caller writes tombstones only for sessions the upstream
+// answered (a record or a tombstone of them exists here: LoadAs's known), so
+// made-up session IDs write nothing. In k's bucket it drops expired entries,
+// extends p's own entry, takes a free entry, else replaces the entry of
+// another session that expires first (the oldest of those); a session that already holds
+// maxPrincipalsPerSession live tombstones gets no further one.
+func (s *Store) TombstoneAs(k SessionKey, p Principal, now uint32) error {
 	until := now + s.TTL
-	a, b := s.candidates(k)
+	if until < now {
+		until = math.MaxUint32
+	}
+	fp := k.hi()
+	var b bucket
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		var cand [2]struct {
-			key     []byte
-			cas     uint32
-			missing bool
-			ours    bool
-			free    bool
-			until   uint32
-		}
-		for c, i := range [2]uint32{a, b} {
-			key, v, cas, err := s.get(c, tableTombstones, i)
-			cd := &cand[c]
-			cd.key, cd.cas = key, cas
-			switch {
-			case isNotFound(err):
-				cd.missing, cd.free = true, true
-				continue
-			case err != nil:
-				return err
-			}
-			tk, u, ok := decodeTombstone(v)
-			cd.until = u
-			cd.ours = ok && tk == k
-			cd.free = !ok || u < now
-		}
-		t := 0
-		switch {
-		case cand[0].ours:
-		case cand[1].ours:
-			t = 1
-		case cand[0].free:
-		case cand[1].free:
-			t = 1
-		case cand[1].until < cand[0].until:
-			t = 1
-		}
-		if cand[t].ours && cand[t].until >= until {
-			return nil
-		}
-		s.buf = appendTombstone(s.buf[:0], k, until)
-		if err := s.write(cand[t].key, cand[t].cas, cand[t].missing); err != errRetry {
+		key, v, cas, err := s.get(0, tableTombstones, s.bucketOf(k))
+		missing := isNotFound(err)
+		if err != nil && !missing {
 			return err
 		}
+		b.n = 0
+		if !missing && !decodeBucket(v, &b) {
+			b.n = 0 // malformed: start the bucket afresh
+		}
+		own, same, n := -1, 0, 0
+		for i := 0; i < b.n; i++ {
+			if b.e[i].until < now {
+				continue // expired: dropped
+			}
+			b.e[n] = b.e[i]
+			if b.e[n].session == fp {
+				same++
+				if b.e[n].principal == p {
+					own = n
+				}
+			}
+			n++
+		}
+		b.n = n
+		switch {
+		case own >= 0:
+			if b.e[own].until >= until {
+				return nil
+			}
+			b.e[own].until = until
+		case same >= maxPrincipalsPerSession:
+			return nil
+		case b.n < bucketEntries:
+			b.e[b.n] = tombEntry{session: fp, principal: p, until: until}
+			b.n++
+		default:
+			t := -1
+			for i := 0; i < b.n; i++ {
+				if b.e[i].session != fp && (t < 0 || b.e[i].until < b.e[t].until) {
+					t = i
+				}
+			}
+			if t < 0 {
+				return nil // cannot happen: same < maxPrincipalsPerSession < bucketEntries
+			}
+			// Entries stay in the order they were written, so a tie
+			// evicts the oldest.
+			copy(b.e[t:b.n], b.e[t+1:b.n])
+			b.e[b.n-1] = tombEntry{session: fp, principal: p, until: until}
+		}
+		s.buf = appendBucket(s.buf[:0], &b)
+		if err := s.write(key, cas, missing); err != errRetry {
+			return err
+		}
+	}
+	return ErrContention
+}
+
+// clearTombstones removes every live tombstone of session k, whatever its
+// principal (a DELETE the upstream answered with 2xx ends the session for
+// everyone). A bucket without one is not written.
+func (s *Store) clearTombstones(k SessionKey, now uint32) error {
+	fp := k.hi()
+	var b bucket
+	for attempt := 0; attempt < maxCASAttempts; attempt++ {
+		key, v, cas, err := s.get(0, tableTombstones, s.bucketOf(k))
+		if isNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !decodeBucket(v, &b) {
+			return nil
+		}
+		n, live := 0, false
+		for i := 0; i < b.n; i++ {
+			if b.e[i].session == fp {
+				live = live || b.e[i].until >= now
+				continue
+			}
+			b.e[n] = b.e[i]
+			n++
+		}
+		if !live {
+			return nil
+		}
+		b.n = n
+		s.buf = appendBucket(s.buf[:0], &b)
+		err = s.Data.Set(key, s.buf, cas)
+		if !errors.Is(err, ErrCASMismatch) {
+			return err
+		}
+		s.conflicts++
 	}
 	return ErrContention
 }

@@ -1,43 +1,79 @@
 package cursor
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
 )
 
-func TestTombstoneRoundTrip(t *testing.T) {
-	k := KeyOf("s-77")
-	for _, until := range []uint32{0, 1, 3600, 1 << 31, 1<<32 - 1} {
-		b := appendTombstone(nil, k, until)
-		gk, gu, ok := decodeTombstone(b)
-		if !ok || gk != k || gu != until {
-			t.Fatalf("round trip of until=%d: %x %d %v", until, gk, gu, ok)
+func TestTombstoneBucketRoundTrip(t *testing.T) {
+	var b bucket
+	for i := 0; i <= bucketEntries; i++ {
+		b.n = i
+		for j := 0; j < i; j++ {
+			b.e[j] = tombEntry{session: KeyOf(fmt.Sprint("s-", j)).hi(), principal: PrincipalOf(fmt.Sprint("p-", j)), until: []uint32{0, 1, 3600, 1 << 31, 1<<32 - 1}[j%5]}
+		}
+		enc := appendBucket(nil, &b)
+		if len(enc) != 1+i*tombEntryBytes || len(enc) > MaxBucketBytes {
+			t.Fatalf("%d entries encode to %d bytes", i, len(enc))
+		}
+		var got bucket
+		if !decodeBucket(enc, &got) || got != b {
+			t.Fatalf("round trip of %d entries: %+v, want %+v", i, got, b)
 		}
 	}
-	for _, b := range [][]byte{nil, EmptySlot, {'T'}, append([]byte{'X'}, appendTombstone(nil, k, 5)[1:]...),
-		appendTombstone(nil, k, 5)[:17], append(appendTombstone(nil, k, 5), 0)} {
-		if _, _, ok := decodeTombstone(b); ok {
-			t.Errorf("decodeTombstone(%x) accepted", b)
+	one := appendBucket(nil, &bucket{n: 1, e: [bucketEntries]tombEntry{{session: 1, principal: 2, until: 3}}})
+	full := appendBucket(nil, &bucket{n: bucketEntries})
+	for _, v := range [][]byte{nil, EmptySlot, {'T'}, one[:len(one)-1], append(one, 0), append(full, one[1:]...),
+		append([]byte{'X'}, one[1:]...)} {
+		var got bucket
+		if decodeBucket(v, &got) {
+			t.Errorf("decodeBucket(%x) accepted", v)
 		}
 	}
 }
 
-// FuzzDecodeTombstone: arbitrary slot bytes never panic, and what is
-// accepted re-encodes, no longer (a non-minimal uvarint shrinks), to bytes
-// that decode the same.
+// FuzzDecodeTombstone: arbitrary bucket bytes never panic; what decodeBucket
+// accepts re-encodes to exactly the same bytes (the format has one encoding
+// per bucket), and the in-place scan of TombstonesOf finds the same entries
+// of a session as the decoded bucket.
 func FuzzDecodeTombstone(f *testing.F) {
-	f.Add(appendTombstone(nil, KeyOf("s"), 3600))
-	f.Add([]byte{'T'})
+	f.Add(appendBucket(nil, &bucket{n: 2, e: [bucketEntries]tombEntry{{session: KeyOf("s").hi(), principal: NoPrincipal, until: 3600}, {session: 7, principal: 8, until: 9}}}))
+	f.Add([]byte{'B'})
 	f.Add(EmptySlot)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		k, until, ok := decodeTombstone(b)
-		if !ok {
+	f.Fuzz(func(t *testing.T, v []byte) {
+		var b bucket
+		if !decodeBucket(v, &b) {
 			return
 		}
-		again := appendTombstone(nil, k, until)
-		k2, until2, ok := decodeTombstone(again)
-		if !ok || k2 != k || until2 != until || len(again) > len(b) {
-			t.Fatalf("accepted %x, re-encodes to %x (%v)", b, again, ok)
+		if again := appendBucket(nil, &b); !bytes.Equal(again, v) {
+			t.Fatalf("accepted %x, re-encodes to %x", v, again)
+		}
+		if b.n == 0 {
+			return
+		}
+		// The scan of the first entry's session agrees with the decode.
+		f := newFakeShared()
+		s := newStore(f, 4, 3600)
+		var k SessionKey
+		binary.LittleEndian.PutUint64(k[8:], b.e[0].session) // bucketOf(k) = 0 with one bucket
+		f.m[string(s.slotKey(nil, tableTombstones, 0))] = fakeEntry{value: v, cas: 1}
+		ts, err := s.TombstonesOf(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i := 0; i < b.n; i++ {
+			if b.e[i].session == b.e[0].session {
+				if ts.principal[n] != b.e[i].principal || ts.until[n] != b.e[i].until {
+					t.Fatalf("scan entry %d = %x/%d, decode %+v", n, ts.principal[n], ts.until[n], b.e[i])
+				}
+				n++
+			}
+		}
+		if ts.n != n {
+			t.Fatalf("scan found %d entries, decode %d", ts.n, n)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strings"
@@ -134,7 +135,7 @@ func (s *nativeStream) runLocalReply() ([][2]string, []byte) {
 	body := lr.body
 	if len(body) > 0 {
 		s.d.host.CallOnResponseBody(s.id, body, true)
-		body = s.d.host.GetCurrentResponseBody(s.id)
+		body = bytes.Clone(s.d.host.GetCurrentResponseBody(s.id)) // see onResponseBody
 	}
 	return s.d.host.GetCurrentResponseHeaders(s.id), body
 }
@@ -147,9 +148,13 @@ func (s *nativeStream) responseHeaders() [][2]string {
 	return s.d.host.GetCurrentResponseHeaders(s.id)
 }
 
+// onResponseBody returns a copy of what goes downstream: proxytest keeps the
+// very slice the plugin passed to ReplaceHttpResponseBody, and the plugin
+// reuses that scratch buffer for its next chunk, so the emulator's slice
+// would show the next chunk's bytes once a later callback ran.
 func (s *nativeStream) onResponseBody(chunk []byte, eos bool) []byte {
 	s.d.host.CallOnResponseBody(s.id, chunk, eos)
-	return s.d.host.GetCurrentResponseBody(s.id)
+	return bytes.Clone(s.d.host.GetCurrentResponseBody(s.id))
 }
 
 // end sets response.flags as Envoy does before the log phase (DC for a

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/abiglue/builder"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 )
@@ -64,6 +67,18 @@ func checkFresh(artifact string) error {
 	return nil
 }
 
+// faultsWasm is the plugin built with -tags faults (filter/faults_on.go:
+// fault points that panic when the host's property
+// mcp_resume_guard_test.panic_at names them), built once per test binary
+// next to the product build.
+var faultsWasm = sync.OnceValues(func() ([]byte, error) {
+	const out = "../build/mcp-resume-guard-faults.wasm"
+	if _, err := builder.Build(context.Background(), builder.Options{Package: ".", Output: out, Tags: []string{"faults"}, Log: io.Discard}); err != nil {
+		return nil, fmt.Errorf("building the fault-point variant: %w", err)
+	}
+	return os.ReadFile(out)
+})
+
 // wasmDriver runs the built plugin in the embedded proxy-wasm host.
 type wasmDriver struct {
 	t    *testing.T
@@ -71,9 +86,14 @@ type wasmDriver struct {
 	log  *logCapture
 }
 
-func startWasm(t *testing.T, cfg string, vms int) (driver, error) {
+func startWasm(t *testing.T, cfg string, vms int, panicAt string) (driver, error) {
 	t.Helper()
 	b, err := wasmBytes()
+	var props map[string][]byte
+	if panicAt != "" {
+		b, err = faultsWasm()
+		props = map[string][]byte{"mcp_resume_guard_test.panic_at": []byte(panicAt)}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +108,10 @@ func startWasm(t *testing.T, cfg string, vms int) (driver, error) {
 		PluginConfig: []byte(cfg),
 		VMs:          vms,
 		Logger:       slog.New(logs),
+		Properties:   props,
+		// Every wasm test also records growths of linear memory inside
+		// proxy_on_memory_allocate (TestNoMemoryGrowthInsideAllocate).
+		CountAllocGrowth: true,
 	})
 	d := &wasmDriver{t: t, host: h, log: logs}
 	if err != nil {
@@ -160,7 +184,7 @@ func (s *wasmStream) onResponseBody(chunk []byte, eos bool) []byte {
 	if err != nil {
 		s.d.t.Fatalf("response body: %v", err)
 	}
-	return out
+	return bytes.Clone(out) // owned by the caller, like the native driver's
 }
 
 func (s *wasmStream) end(cut bool) {
@@ -170,6 +194,14 @@ func (s *wasmStream) end(cut bool) {
 	}
 	if err := s.s.Finish(reason); err != nil {
 		s.d.t.Fatalf("finish: %v", err)
+	}
+}
+
+// endDeferredLog ends the stream as Envoy does for HTTP/3 with deferred
+// logging: proxy_on_done and proxy_on_delete, then proxy_on_log.
+func (s *wasmStream) endDeferredLog() {
+	if err := s.s.FinishDeferredLog(wasmhost.EndComplete); err != nil {
+		s.d.t.Fatalf("finish (deferred log): %v", err)
 	}
 }
 

@@ -96,10 +96,11 @@ const (
 
 // harness drives the plugin through one driver.
 type harness struct {
-	t    *testing.T
-	kind driverKind
-	vms  int
-	d    driver
+	t       *testing.T
+	kind    driverKind
+	vms     int
+	panicAt string
+	d       driver
 }
 
 // forEachDriver runs fn once per driver, each as a subtest named after it,
@@ -123,6 +124,13 @@ func onlyDriver(t *testing.T, k driverKind, fn func(t *testing.T, h *harness)) {
 // different VMs and meet only in shared data. The native driver has one.
 func (h *harness) withVMs(n int) *harness {
 	h.vms = n
+	return h
+}
+
+// withPanicAt makes the wasm driver run the fault-point build of the plugin
+// (-tags faults), which panics at the named fault point (faults_on.go).
+func (h *harness) withPanicAt(at string) *harness {
+	h.panicAt = at
 	return h
 }
 
@@ -150,7 +158,7 @@ func (h *harness) tryStart(cfg string) error {
 	case native:
 		d, err = startNative(h.t, cfg)
 	case wasm:
-		d, err = startWasm(h.t, cfg, h.vms)
+		d, err = startWasm(h.t, cfg, h.vms, h.panicAt)
 	default:
 		h.t.Fatalf("unknown driver %q", h.kind)
 	}

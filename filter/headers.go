@@ -61,6 +61,11 @@ type requestHeaders struct {
 	// route, the sessionId (or session_id) query parameter. Like the other
 	// fields it is host memory, valid during the callback only.
 	session string
+	// sessionHeader is the first Mcp-Session-Id value; hasLastEventID and
+	// hasSessionHeader report whether the headers are present at all, even
+	// empty (ambiguous.go checks them for duplicates).
+	sessionHeader                    string
+	hasLastEventID, hasSessionHeader bool
 }
 
 // readRequestHeaders reads the headers of a guarded request. Like the
@@ -68,8 +73,11 @@ type requestHeaders struct {
 // header; a header the host cannot return reads as empty.
 func readRequestHeaders(r requestRoute) (h requestHeaders) {
 	h.method, _ = proxywasm.GetHttpRequestHeader(":method")
-	h.lastEventID, _ = proxywasm.GetHttpRequestHeader("last-event-id")
-	session, _ := proxywasm.GetHttpRequestHeader("mcp-session-id")
+	var err error
+	h.lastEventID, err = proxywasm.GetHttpRequestHeader("last-event-id")
+	h.hasLastEventID = err == nil
+	session, err := proxywasm.GetHttpRequestHeader("mcp-session-id")
+	h.sessionHeader, h.hasSessionHeader = session, err == nil
 	if session == "" && r.transport == cursor.TransportSSE {
 		path := r.path
 		if !r.pathRead {

@@ -38,6 +38,19 @@ type httpContext struct {
 	hadCursor  bool // the request carried a Last-Event-ID (a resume)
 	localReply bool // this stream's response is our own re-initialization
 
+	// Request-path facts a tombstone write needs (principal.go): whether the
+	// upstream is known to have answered the session here, and the request's
+	// principal, read at most once and only when needed.
+	known         bool
+	principalRead bool
+	principalKey  cursor.Principal
+
+	// bodyHeld is the copy of the rewriter's held-back bytes taken at the
+	// start of a response-body callback, until the chunk has been passed
+	// on: a panic in between forwards it (failOpen).
+	bodyHeld []byte
+	inBody   bool
+
 	// Response stream state, set only for a rewritten SSE response, from
 	// the plugin's free lists; a resume takes its tail already in the
 	// request callback, to keep the cursor it forwarded (apply).
@@ -53,6 +66,7 @@ func (h *httpContext) failOpen(action *types.Action) {
 	if r := recover(); r != nil {
 		h.plugin.metrics.failOpen.inc()
 		proxywasm.LogError("mcp-resume-guard: internal error; stream passes through untouched")
+		h.forwardHeldOnPanic()
 		h.transport = cursor.TransportNone
 		h.rw = nil
 		if action != nil {
@@ -78,6 +92,9 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	req := readRequestHeaders(route)
 	method := req.method
 	h.setSession(req.session) // its digest, kept for the response path
+	if name, body := duplicatedHeader(&req); body != nil {
+		return h.refuseAmbiguous(name, body)
+	}
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
 	h.hadCursor = last != ""
@@ -94,13 +111,15 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	var now uint32
 	switch {
 	case last == "":
-		// Ordinary MCP traffic: only "is the session terminated?", which
-		// for a session never tombstoned is one shared-data miss, and
-		// needs the clock only when a tombstone was found.
-		until, found, terr := p.store.TombstoneUntil(h.key)
-		if terr == nil && !found {
+		// Ordinary MCP traffic: only "is the session terminated for this
+		// principal?", which for a session never tombstoned is one bounded
+		// shared-data read (a miss while its bucket is unused), and needs
+		// the principal and the clock only when a tombstone was found.
+		ts, terr := p.store.TombstonesOf(h.key)
+		if terr == nil && !ts.Any() {
 			return action
 		}
+		until, found := ts.Until(h.principal())
 		if now, err = p.now(), terr; found && until >= now {
 			rec = &cursor.Record{Session: h.key, Tombstoned: true}
 		}
@@ -110,7 +129,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		// clock needed.
 	default:
 		now = p.now()
-		rec, err = p.store.Load(h.key, now)
+		rec, h.known, err = p.store.LoadAs(h.key, h.principal(), now)
 	}
 	if err != nil {
 		// Shared data failed: judge the request without a watermark, and
@@ -177,8 +196,10 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
 	h.logDecision(d)
-	if h.hasSession && d.Tombstones() {
-		p.stored(p.store.Tombstone(h.key, now), "cannot tombstone the session")
+	if h.hasSession && d.Tombstones() && h.known {
+		// Only a session the upstream served to this request's principal
+		// here is tombstoned, and only for that principal (principal.go).
+		p.stored(p.store.TombstoneAs(h.key, h.principal(), now), "cannot tombstone the session")
 	}
 	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
 		// The legacy transport re-initializes by opening a fresh stream.
@@ -360,6 +381,7 @@ func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
 // the chunk and, before the chunk leaves, records the stream's tail.
 func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Action) {
 	action = types.ActionContinue
+	defer h.bodyDone() // after failOpen, which may need what the callback holds
 	defer h.failOpen(&action)
 	if eos {
 		h.sawEOS = true
@@ -374,6 +396,10 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 	// go out in front of it as they came, never lost.
 	held := append(p.held[:0], rw.Held()...)
 	p.held = held[:0]
+	h.bodyHeld, h.inBody = held, true
+	if len(held) > 0 {
+		faultPoint(faultBodyWithHeld)
+	}
 	var chunk []byte
 	if size > 0 {
 		var err error
@@ -385,6 +411,7 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 		}
 	}
 	out, changed := rw.Rewrite(p.scratch[:0], chunk, eos)
+	out, changed = flushHeld(rw, out, changed, eos)
 	p.scratch = out[:0]
 	p.metrics.eventsTagged.add(rw.Tagged())
 	if rw.Overflowed() {
@@ -397,6 +424,7 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 			// The chunk goes out as it came, after what was held back.
 			h.abandon(held, "cannot replace the response body: "+err.Error())
 		}
+		h.inBody = false // the host buffer no longer holds the chunk as it came
 	}
 	return action
 }
@@ -408,6 +436,7 @@ func (h *httpContext) abandon(held []byte, why string) {
 	p := h.plugin
 	p.metrics.failOpen.inc()
 	h.rw = nil // OnHttpStreamDone no longer returns it to the pool: it may hold the chunk
+	h.inBody = false
 	if len(held) > 0 {
 		if err := proxywasm.PrependHttpResponseBody(held); err != nil {
 			proxywasm.LogError("mcp-resume-guard: " + why + "; " + strconv.Itoa(len(held)) + " held-back bytes of an id line could not be restored: " + err.Error())
@@ -483,8 +512,11 @@ func (h *httpContext) OnHttpStreamDone() {
 	}
 	p.putRewriter(h.rw)
 	h.rw = nil
-	if t.Written() && h.sawEOS && streamCompleted() {
-		p.stored(p.store.Ack(h.key, t.Stream, p.now()), "cannot acknowledge the stream tail")
+	if t.Written() {
+		// The log phase reads the request headers again: the stream's
+		// principal becomes the record's owner (principal.go).
+		acked := h.sawEOS && streamCompleted()
+		p.stored(p.store.EndStream(h.key, t.Stream, acked, h.principal(), p.now()), "cannot record the end of the stream tail")
 	}
 	p.putTail(t)
 }

@@ -12,16 +12,17 @@ import (
 // figures are never reported as missed.
 func TestWriteBench(t *testing.T) {
 	rep := &Report{
-		Request:      Pair{Rounds: []float64{1.5, 1.7, 1.6}},
-		Resume:       Pair{Rounds: []float64{3}},
-		SSE:          Pair{Rounds: []float64{2}},  // guard twice as slow: 0.5
-		Rewriter:     Pair{Rounds: []float64{20}}, // 20x slower than copy: 0.05, information only
-		RequestFloor: Pair{Rounds: []float64{1.2}},
-		ResumeFloor:  Pair{Rounds: []float64{1.4}}, // missed
-		Unguarded:    Pair{Rounds: []float64{1.1}},
-		SSEFloor:     Pair{Rounds: []float64{1.25}}, // information only: 0.8
-		V8Compile:    Pair{Rounds: []float64{2.5}},  // information only
-		WasmBytes:    1300, PassthroughWasmBytes: 1000,
+		Request:           Pair{Rounds: []float64{1.5, 1.7, 1.6}},
+		RequestTombstones: Pair{Rounds: []float64{1.8}},
+		Resume:            Pair{Rounds: []float64{3}},
+		SSE:               Pair{Rounds: []float64{2}},  // guard twice as slow: 0.5
+		Rewriter:          Pair{Rounds: []float64{20}}, // 20x slower than copy: 0.05, information only
+		RequestFloor:      Pair{Rounds: []float64{1.2}},
+		ResumeFloor:       Pair{Rounds: []float64{1.4}}, // missed
+		Unguarded:         Pair{Rounds: []float64{1.1}},
+		SSEFloor:          Pair{Rounds: []float64{1.25}}, // information only: 0.8
+		V8Compile:         Pair{Rounds: []float64{2.5}}, // information only
+		WasmBytes:         1300, PassthroughWasmBytes: 1000,
 		MemoryAtFrom: 8 << 20, MemoryAtTo: 8<<20 + 1<<19,
 		PerSession:        SharedUsage{Bytes: 2600, Live: 10},
 		Churn:             SharedUsage{Bytes: 3 << 20},
@@ -33,6 +34,7 @@ func TestWriteBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "BENCH request_overhead_ratio=1.600\n" +
+		"BENCH request_overhead_ratio_tombstones=1.800\n" +
 		"BENCH resume_overhead_ratio=3.000\n" +
 		"BENCH sse_throughput_ratio=0.500\n" +
 		"BENCH rewriter_memcpy_ratio=0.050\n" +

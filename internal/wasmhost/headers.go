@@ -42,19 +42,14 @@ func (h *Headers) Add(key, value string) {
 	*h = append(*h, Header{Key: lowerASCII(key), Value: value})
 }
 
-// Set replaces every value of key by one value, keeping the position of the
-// first occurrence (Envoy's setCopy), or appends it.
+// Set replaces every value of key by one value at the end of the map, as
+// Envoy's HeaderMapImpl::setCopy does (remove(key), then addCopy(key, value):
+// source/common/http/header_map_impl.cc, since the replace-the-first-only
+// legacy path of envoy.reloadable_features.http_set_copy_replace_all_headers
+// was removed).
 func (h *Headers) Set(key, value string) {
 	key = lowerASCII(key)
-	hs := *h
-	for i := range hs {
-		if hs[i].Key == key {
-			hs[i].Value = value
-			*h = append(hs[:i+1], hs[i+1:].without(key)...)
-			return
-		}
-	}
-	*h = append(hs, Header{Key: key, Value: value})
+	*h = append((*h).without(key), Header{Key: key, Value: value})
 }
 
 // Del removes every value of key. Removing an absent key is not an error.

@@ -61,6 +61,13 @@ type Options struct {
 	// Properties answers further proxy_get_property paths (path segments
 	// joined by "."), e.g. "node.id". Values are returned as given.
 	Properties map[string][]byte
+	// CountAllocGrowth records every growth of linear memory that happens
+	// inside proxy_on_memory_allocate (AllocGrowths). Envoy's WAMR runtime
+	// up to 2.2 traps the plugin with "out of bounds memory access" when
+	// that happens during proxy_get_buffer_bytes (its interpreter keeps the
+	// old memory size in the outer frame; fixed in WAMR 2.3.0, #3872), so
+	// the plugin must grow its memory in its own frame instead.
+	CountAllocGrowth bool
 }
 
 // Host runs one proxy-wasm plugin in several VMs that share one shared-data
@@ -79,6 +86,9 @@ type Host struct {
 	stats       hostStats
 	bufferFault atomic.Pointer[func(op BufferOp) bool]
 
+	growthMu     sync.Mutex
+	allocGrowths []AllocGrowth
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	ticks     sync.WaitGroup
@@ -90,6 +100,20 @@ type hostStats struct {
 	restarts       atomic.Int64
 	localReplies   atomic.Int64
 	refusedReplies atomic.Int64
+}
+
+func (h *Host) recordAllocGrowth(g AllocGrowth) {
+	h.growthMu.Lock()
+	h.allocGrowths = append(h.allocGrowths, g)
+	h.growthMu.Unlock()
+}
+
+// AllocGrowths returns the growths of linear memory inside
+// proxy_on_memory_allocate recorded so far (Options.CountAllocGrowth).
+func (h *Host) AllocGrowths() []AllocGrowth {
+	h.growthMu.Lock()
+	defer h.growthMu.Unlock()
+	return append([]AllocGrowth(nil), h.allocGrowths...)
 }
 
 // New compiles the module, instantiates opts.VMs VMs and runs each one's

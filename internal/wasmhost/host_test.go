@@ -63,14 +63,28 @@ func TestStartupLifecycleOrder(t *testing.T) {
 	}
 }
 
+// callTrace records the callbacks a host makes (Options.Trace).
+type callTrace struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *callTrace) trace(_ int, _ uint32, cb string) {
+	c.mu.Lock()
+	c.calls = append(c.calls, cb)
+	c.mu.Unlock()
+}
+
+// last returns the last n callbacks, space-separated.
+func (c *callTrace) last(n int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.calls[len(c.calls)-n:], " ")
+}
+
 func TestLifecycleOnDownstreamDisconnect(t *testing.T) {
-	var mu sync.Mutex
-	var calls []string
-	h, logs := newHost(t, "probe", Options{Trace: func(_ int, id uint32, cb string) {
-		mu.Lock()
-		calls = append(calls, cb)
-		mu.Unlock()
-	}})
+	var ct callTrace
+	h, logs := newHost(t, "probe", Options{Trace: ct.trace})
 	_, err := h.Simulate(Exchange{
 		Request: get("/sse"), Response: ok200(), ResponseBody: [][]byte{[]byte("data: 1\n\n")},
 		End: EndDownstreamDisconnect,
@@ -78,10 +92,7 @@ func TestLifecycleOnDownstreamDisconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	tail := strings.Join(calls[len(calls)-3:], " ")
-	mu.Unlock()
-	if tail != "proxy_on_log proxy_on_done proxy_on_delete" {
+	if tail := ct.last(3); tail != "proxy_on_log proxy_on_done proxy_on_delete" {
 		t.Fatalf("end of a reset stream: %s", tail)
 	}
 	lines := logs.Lines("probe-log")
@@ -506,5 +517,37 @@ func TestStreamsAfterCloseFail(t *testing.T) {
 	h.Close(context.Background())
 	if _, err := h.Simulate(Exchange{Request: get("/")}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: %v", err)
+	}
+}
+
+// TestLifecycleDeferredLog: HTTP/3 with deferred logging destroys the
+// filter chain first (proxy_on_done, proxy_on_delete) and runs the access
+// loggers, proxy_on_log among them, afterwards (Stream.FinishDeferredLog).
+func TestLifecycleDeferredLog(t *testing.T) {
+	var ct callTrace
+	h, logs := newHost(t, "probe", Options{Trace: ct.trace})
+	s, err := h.NewStream(StreamInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OnRequestHeaders(get("/sse"), true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OnResponseHeaders(ok200(), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.OnResponseBody([]byte("data: 1\n\n"), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishDeferredLog(EndComplete); err != nil {
+		t.Fatal(err)
+	}
+	if tail := ct.last(3); tail != "proxy_on_done proxy_on_delete proxy_on_log" {
+		t.Fatalf("end of an HTTP/3 stream with deferred logging: %s", tail)
+	}
+	// The probe, like every SDK-based plugin, forgot the context at
+	// proxy_on_delete: its late proxy_on_log finds nothing to log.
+	if lines := logs.Lines("probe-log"); len(lines) != 0 {
+		t.Fatalf("probe-log after delete: %q", lines)
 	}
 }

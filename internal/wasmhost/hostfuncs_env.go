@@ -384,7 +384,9 @@ func proxyGetHeaderMapSize(vm *VM, mem api.Memory, st []uint64) {
 }
 
 // proxy_get_header_map_value: NOT_FOUND for a missing key, the first value
-// of a repeated one; keys are matched lowercased.
+// of a repeated one (Envoy's Context::getHeaderMapValue answers entry[0] of
+// map->get(key), with a TODO calling it "a potential security issue"); keys
+// are matched lowercased.
 func proxyGetHeaderMapValue(vm *VM, mem api.Memory, st []uint64) {
 	m, s := vm.headerMap(u32(st, 0), false)
 	if s != StatusOK {
@@ -458,6 +460,10 @@ func proxyReplaceHeaderMapValue(vm *VM, mem api.Memory, st []uint64) {
 		ret(st, StatusInvalidMemoryAccess)
 		return
 	}
+	// Envoy's Context::replaceHeaderMapValue (source/extensions/common/wasm/context.cc)
+	// calls HeaderMapImpl::setCopy, which removes every entry of the key and
+	// adds one at the end (Headers.Set): a repeated header leaves the filter
+	// with one value.
 	m.Set(k, v)
 	ret(st, StatusOK)
 }

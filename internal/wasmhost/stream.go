@@ -360,6 +360,27 @@ const (
 // (0x10000) and stream_idle_timeout. Header maps are readable again in the
 // log phase.
 func (s *Stream) Finish(reason EndReason) error {
+	return s.finish(reason, false)
+}
+
+// FinishDeferredLog ends the stream the way Envoy does for HTTP/3 with the
+// runtime guard envoy.reloadable_features.quic_defer_logging_to_ack_listener
+// (on by default in recent Envoy): the filter chain is destroyed first —
+// Context::onDestroy calls proxy_on_done then proxy_on_delete — and the
+// access loggers, proxy_on_log among them, run only later, when the client
+// acknowledged the last byte or the QUIC stream goes away
+// (source/common/quic/quic_stats_gatherer.cc QuicStatsGatherer::OnPacketAcked
+// and maybeDoDeferredLog, called from the gatherer's destructor too;
+// ConnectionManagerImpl::ActiveStream::deferHeadersAndTrailers hands the
+// headers and a copy of the stream info over "for logging later (i.e.
+// possibly after this stream has been destroyed)"). Context::log does not
+// check whether the context was destroyed, so proxy_on_log then reaches the
+// guest for a context id it already deleted.
+func (s *Stream) FinishDeferredLog(reason EndReason) error {
+	return s.finish(reason, true)
+}
+
+func (s *Stream) finish(reason EndReason, deferLog bool) error {
 	if s.finished {
 		return nil
 	}
@@ -383,13 +404,12 @@ func (s *Stream) Finish(reason EndReason) error {
 	defer s.leave()
 	vm := s.vm
 	defer delete(vm.streams, s.id)
-	s.logPhase = true
 	s.reqOpen, s.respOpen = false, false
-	vm.trace(s.id, "proxy_on_log")
-	if err := vm.call1(vm.fn.log, uint64(s.id)); err != nil {
-		return s.fail("proxy_on_log", err)
+	if !deferLog {
+		if err := s.log(); err != nil {
+			return err
+		}
 	}
-	s.logPhase = false
 	// Envoy ignores proxy_on_done's result when the stream is destroyed
 	// (Context::onDestroy calls onDone then onDelete).
 	vm.trace(s.id, "proxy_on_done")
@@ -399,6 +419,20 @@ func (s *Stream) Finish(reason EndReason) error {
 	vm.trace(s.id, "proxy_on_delete")
 	if err := vm.call1(vm.fn.delete, uint64(s.id)); err != nil {
 		return s.fail("proxy_on_delete", err)
+	}
+	if deferLog {
+		return s.log()
+	}
+	return nil
+}
+
+// log runs proxy_on_log, the access-log phase.
+func (s *Stream) log() error {
+	s.logPhase = true
+	defer func() { s.logPhase = false }()
+	s.vm.trace(s.id, "proxy_on_log")
+	if err := s.vm.call1(s.vm.fn.log, uint64(s.id)); err != nil {
+		return s.fail("proxy_on_log", err)
 	}
 	return nil
 }

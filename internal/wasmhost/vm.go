@@ -277,12 +277,30 @@ func (vm *VM) alloc(size uint32) (uint32, error) {
 	prev := vm.phase
 	vm.phase = phaseAlloc
 	vm.allocStack[0] = uint64(size)
+	var pages uint32
+	if vm.host.opts.CountAllocGrowth {
+		pages = vm.mod.Memory().Size()
+	}
 	err := vm.fn.malloc.CallWithStack(vm.ctx, vm.allocStack[:])
 	vm.phase = prev
+	if vm.host.opts.CountAllocGrowth {
+		if after := vm.mod.Memory().Size(); after > pages {
+			vm.host.recordAllocGrowth(AllocGrowth{VM: vm.index, Size: size, Body: vm.cur != nil && vm.cur.bodyActive >= 0, Bytes: after - pages})
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
 	return uint32(vm.allocStack[0]), nil
+}
+
+// AllocGrowth is one growth of a VM's linear memory that happened inside
+// proxy_on_memory_allocate (Options.CountAllocGrowth).
+type AllocGrowth struct {
+	VM    int
+	Size  uint32 // bytes the host asked the guest for
+	Body  bool   // during a body callback (request or response)
+	Bytes uint32 // by how much memory grew, in bytes
 }
 
 // TrapError reports a guest trap or panic during a callback.

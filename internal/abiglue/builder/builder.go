@@ -55,6 +55,9 @@ type Options struct {
 	// LDFlags is passed to go build -ldflags, e.g. "-X main.version=v1.2.0"
 	// to stamp the build into the plugin. Default: none.
 	LDFlags string
+	// Tags are further build tags (the filter's tests build a variant with
+	// "faults", its fault points compiled in). Default: none.
+	Tags []string
 	// Log receives progress lines and go build's own output. Default: os.Stderr.
 	Log io.Writer
 }
@@ -174,7 +177,8 @@ func compile(ctx context.Context, opts Options, gen generated, out string) (*was
 	tmp := filepath.Join(filepath.Dir(out), fmt.Sprintf(".%s.%d.building", filepath.Base(out), os.Getpid()))
 	defer os.Remove(tmp)
 
-	args := []string{"build", "-tags", abiglue.BuildTag, "-buildmode=c-shared", "-trimpath"}
+	tags := strings.Join(append([]string{abiglue.BuildTag}, opts.Tags...), ",")
+	args := []string{"build", "-tags", tags, "-buildmode=c-shared", "-trimpath"}
 	if gen.overlay != "" {
 		args = append(args, "-overlay", gen.overlay)
 	}

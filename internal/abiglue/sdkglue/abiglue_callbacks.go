@@ -76,6 +76,7 @@ func abiOnRequestHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
 //go:wasmexport proxy_on_request_body
 func abiOnRequestBody(contextID, bodySize, endOfStream uint32) uint32 {
 	enter()
+	arena.reserve(bodySize) // the body is read into guest-allocated memory (abiglue_memory.go)
 	r := uint32(proxyOnRequestBody(contextID, int(bodySize), endOfStream != 0))
 	leave()
 	return r
@@ -100,6 +101,7 @@ func abiOnResponseHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
 //go:wasmexport proxy_on_response_body
 func abiOnResponseBody(contextID, bodySize, endOfStream uint32) uint32 {
 	enter()
+	arena.reserve(bodySize) // the body is read into guest-allocated memory (abiglue_memory.go)
 	r := uint32(proxyOnResponseBody(contextID, int(bodySize), endOfStream != 0))
 	leave()
 	return r

@@ -32,10 +32,11 @@ const (
 )
 
 type hostArena struct {
-	cur  []byte   // the current block; cur[:off] is handed out
-	off  int      // bytes of cur handed out since the last rewind
-	used int      // bytes handed out since the last rewind, all blocks
-	old  [][]byte // blocks outgrown or oversized since the last rewind
+	cur   []byte   // the current block; cur[:off] is handed out
+	off   int      // bytes of cur handed out since the last rewind
+	used  int      // bytes handed out since the last rewind, all blocks
+	old   [][]byte // blocks outgrown or oversized since the last rewind
+	spare []byte   // a block reserve made for one oversized request, not handed out yet
 }
 
 var arena hostArena
@@ -73,6 +74,12 @@ func (a *hostArena) alloc(n uint32) *byte {
 }
 
 func (a *hostArena) grow(size int) *byte {
+	if len(a.spare) >= size {
+		b := a.spare
+		a.spare = nil
+		a.old = append(a.old, b) // reserve left room: no allocation
+		return &b[0]
+	}
 	if size > arenaMaxBlock/2 {
 		b := make([]byte, size)
 		a.old = append(a.old, b)
@@ -103,14 +110,57 @@ func blockFor(n, need int) int {
 	return n
 }
 
+// reserveSlack is what reserve adds to a body for the other host data of the
+// same callback (shared-data values, header values, properties).
+const reserveSlack = 4 << 10
+
+// reserve makes sure that the next request of up to n bytes, and further
+// ones of up to reserveSlack bytes together, are served without allocating.
+// The body callbacks call it with body_size before the plugin asks for the
+// body: the host's proxy_get_buffer_bytes then copies the chunk into memory
+// the guest allocated in its own frame, and proxy_on_memory_allocate never
+// grows linear memory for a body. (Envoy's WAMR runtime up to 2.2 traps the
+// plugin when memory grows inside proxy_on_memory_allocate during
+// proxy_get_buffer_bytes: its interpreter keeps the old memory size in the
+// outer frame; fixed in WAMR 2.3.0, #3872. One ~48 KB chunk on a fresh VM was
+// enough.)
+func (a *hostArena) reserve(n uint32) {
+	if n == 0 {
+		return
+	}
+	size := (int(n) + 7) &^ 7
+	if cap(a.old)-len(a.old) < 2 {
+		// grow appends to old: room for it now, not inside the allocator.
+		a.old = append(make([][]byte, 0, 2*cap(a.old)+4), a.old...)
+	}
+	if a.off+size+reserveSlack <= len(a.cur) {
+		return
+	}
+	if size > arenaMaxBlock/2 {
+		if len(a.spare) < size {
+			a.spare = make([]byte, size)
+		}
+		if a.off+reserveSlack <= len(a.cur) {
+			return
+		}
+		size = 0 // the current block needs room for the slack only
+	}
+	if a.off > 0 {
+		a.old = append(a.old, a.cur) // what it handed out stays reachable
+	}
+	a.cur = make([]byte, blockFor(2*len(a.cur), size+reserveSlack))
+	a.off = 0
+}
+
 // rewind makes the whole current block available again and lets the
 // blocks outgrown since the last rewind go (the collector frees them once
 // no Go value points into them). A callback that made no host call that
 // returns data leaves nothing to do.
 func (a *hostArena) rewind() {
-	if a.used == 0 {
+	if a.used == 0 && a.spare == nil {
 		return
 	}
+	a.spare = nil // a reserve the callback did not use
 	if len(a.old) > 0 {
 		for i := range a.old {
 			a.old[i] = nil

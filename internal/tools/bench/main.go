@@ -6,6 +6,7 @@
 //	go run ./internal/tools/bench            # the full run (a few minutes)
 //	go run ./internal/tools/bench -quick     # every figure, little precision
 //	go run ./internal/tools/bench -ab old.wasm  # this guard against another build
+//	go run ./internal/tools/bench -tombstones   # only request_overhead_ratio_tombstones
 //
 // It exits 1 when a measure fails; a missed target is reported, not an
 // error (-strict makes it one).
@@ -29,6 +30,7 @@ func main() {
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
 	rounds := flag.Int("rounds", 0, "interleaved rounds per comparison (default 9)")
 	churn := flag.Int("churn", 0, "sessions through the churn measure (default 1000000)")
+	tombstones := flag.Bool("tombstones", false, "only measure request_overhead_ratio_tombstones (the request overhead on a table that has seen 3 x max_sessions tombstones)")
 	ab := flag.String("ab", "", "only compare the guard built now (A) with the guard `module` at this path (B), A/B interleaved")
 	flag.Parse()
 	if *quick {
@@ -58,6 +60,16 @@ func main() {
 			fail(err)
 		}
 		if err := rep.WriteText(os.Stdout, "now", *ab); err != nil {
+			fail(err)
+		}
+		return
+	}
+	if *tombstones {
+		rep, err := bench.RunTombstones(ctx, w, o)
+		if err != nil {
+			fail(err)
+		}
+		if err := rep.WriteTombstones(os.Stdout); err != nil {
 			fail(err)
 		}
 		return

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+)
+
+// A request that carries Last-Event-ID or Mcp-Session-Id more than once is
+// ambiguous: the guard would judge one value and the upstream might act on
+// another. What each side sees in Envoy (source/extensions/common/wasm/context.cc):
+//
+//   - Context::getHeaderMapValue answers entry[0] of map->get(key), the
+//     first value only ("TODO ... This is a potential security issue").
+//   - Context::replaceHeaderMapValue calls HeaderMapImpl::setCopy, which
+//     since Envoy 1.16 removes every entry of the key and adds one
+//     (source/common/http/header_map_impl.cc; the old replace-the-first
+//     behaviour behind envoy.reloadable_features.http_set_copy_replace_all_headers
+//     is gone), so a cursor the guard rewrites reaches the upstream alone.
+//   - A request the guard forwards unchanged reaches the upstream with every
+//     value (the codecs keep repeated non-inline headers as separate
+//     entries), and the upstream picks one of them, not necessarily the
+//     first.
+//
+// So the guard refuses such a request on a guarded route with 400 and a
+// JSON-RPC error naming the header, before anything is looked up or written:
+// nothing reaches the upstream and nothing is tombstoned.
+//
+// Detecting it costs one property read per header present: Envoy's
+// request.headers.<name> attribute joins every value with ","
+// (source/extensions/filters/common/expr/context.h, HeadersWrapper::operator[]
+// → HeaderUtility::getAllOfHeaderAsString), so it differs from the first
+// value exactly when the header is repeated — and then it is longer, by the
+// comma at least, so comparing sizes is enough (property_wasip1.go reads no
+// more). A host that does not answer the attribute is taken at its word (no
+// duplicate).
+
+// Serialized property paths (segments joined by NUL).
+const (
+	propLastEventIDs = "request\x00headers\x00last-event-id"
+	propSessionIDs   = "request\x00headers\x00mcp-session-id"
+)
+
+// ambiguousStatus is the HTTP status of a refused ambiguous request.
+const ambiguousStatus = 400
+
+// Bodies of the refusal, built from constants only.
+var (
+	duplicateLastEventIDBody = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request carries more than one Last-Event-ID header; send exactly one","data":{"reason":"duplicate_header","header":"last-event-id"}}}`)
+	duplicateSessionIDBody   = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request carries more than one Mcp-Session-Id header; send exactly one","data":{"reason":"duplicate_header","header":"mcp-session-id"}}}`)
+)
+
+// duplicatedHeader returns the body of the refusal for the first judged
+// header req carries more than once, or nil.
+func duplicatedHeader(req *requestHeaders) (name string, body []byte) {
+	if req.hasLastEventID && repeated(propLastEventIDs, req.lastEventID) {
+		return "last-event-id", duplicateLastEventIDBody
+	}
+	if req.hasSessionHeader && repeated(propSessionIDs, req.sessionHeader) {
+		return "mcp-session-id", duplicateSessionIDBody
+	}
+	return "", nil
+}
+
+// repeated reports whether the header whose every value the property path
+// names holds more than the first value.
+func repeated(path, first string) bool {
+	n, ok := propertySize(path)
+	return ok && n != len(first)
+}
+
+// refuseAmbiguous answers an ambiguous request with 400.
+func (h *httpContext) refuseAmbiguous(name string, body []byte) types.Action {
+	p := h.plugin
+	proxywasm.LogWarn("mcp-resume-guard: request refused: more than one " + name + " header; session=" + h.sessionTag())
+	if err := proxywasm.SendHttpResponse(ambiguousStatus, reinitHeaders, body, -1); err != nil {
+		p.metrics.failOpen.inc()
+		proxywasm.LogError("mcp-resume-guard: cannot send the refusal of an ambiguous request: " + err.Error())
+		return types.ActionContinue
+	}
+	h.localReply = true
+	return types.ActionPause
+}

@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
+)
+
+// tombstoneOverhead measures the request overhead on a tombstone table that
+// has seen TombstoneFactor × max_sessions tombstones (issue 16): proxy-wasm
+// 0.2.1 cannot delete a key, so a table that ever held many tombstones keeps
+// every key, and the lookup every request with a session makes is then never
+// a miss. The guard gets its tombstones the way production does — each of
+// 3 × max_sessions sessions is served an event stream (its record names the
+// owner) and then resumed by its owner with a cross-transport cursor —
+// before the same request workload as request_overhead_ratio runs against
+// the passthrough plugin, for sessions never tombstoned.
+func tombstoneOverhead(ctx context.Context, w *Wasm, o Options, rep *Report) error {
+	maxSessions := o.TombstoneMaxSessions
+	if maxSessions <= 0 {
+		maxSessions = DefaultMaxSessions
+	}
+	// The guard that gets the tombstones, the passthrough plugin, and a
+	// second guard whose tombstone table stays empty.
+	var hosts [3]*wasmhost.Host
+	for i, m := range [3]struct {
+		wasm []byte
+		cfg  string
+	}{{w.Guard, GuardConfigWith(maxSessions)}, {w.Passthrough, ""}, {w.Guard, GuardConfigWith(maxSessions)}} {
+		h, err := newHost(ctx, m.wasm, m.cfg, 1)
+		if err != nil {
+			return err
+		}
+		defer h.Close(ctx)
+		hosts[i] = h
+	}
+	guard := hosts[0]
+	g, ps, ge := &runner{h: guard}, &runner{h: hosts[1]}, &runner{h: hosts[2]}
+	pop := newPopulation(o.Sessions)
+	for _, r := range []*runner{g, ps, ge} {
+		if err := pop.seed(r); err != nil {
+			return err
+		}
+	}
+	var err error
+	// The same measure on this guard while its tombstone table is empty, for
+	// comparison in the same conditions.
+	o.progress("request overhead on an empty tombstone table: %d rounds of %d requests per side", o.Rounds, o.Requests)
+	if rep.RequestNoTombstones, err = interleave(requestWorkload(g, pop), requestWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
+
+	n := TombstoneFactor * maxSessions
+	o.progress("tombstone table: %d sessions served and terminated by their owners (max_sessions %d)", n, maxSessions)
+	body := [][]byte{appendResponse(appendNotification(nil, 1), 2)}
+	for i := range n {
+		s := "dead-" + strconv.Itoa(i)
+		x := Stream(s, body)
+		if err := g.run(&x); err != nil {
+			return err
+		}
+		r := Resume(s, "sse:e-2")
+		if err := g.run(&r); err != nil {
+			return err
+		}
+	}
+	if got, _ := guard.Metric("mcp_resume_guard_reinit_cross_transport_total"); got != int64(n) {
+		return fmt.Errorf("bench: %d of %d cross-transport resumes were re-initialized", got, n)
+	}
+	buckets := 0
+	for _, k := range guard.SharedDataKeys() {
+		if strings.Contains(k, "/b/") {
+			buckets++
+		}
+	}
+	if want := (maxSessions + 3) / 4; buckets != want {
+		return fmt.Errorf("bench: %d tombstone buckets written, want every one of %d", buckets, want)
+	}
+	rep.TombstonesWritten, rep.TombstoneBuckets, rep.TombstoneMaxSessions, rep.Sessions = n, buckets, maxSessions, o.Sessions
+
+	// The last sessions terminated are still refused (the table works).
+	if res, err := guard.Simulate(Request("dead-" + strconv.Itoa(n-1))); err != nil || res.Local == nil {
+		return fmt.Errorf("bench: the last terminated session was not refused (%v)", err)
+	}
+	o.progress("request overhead on the tombstone table: %d rounds of %d requests per side", o.Rounds, o.Requests)
+	if rep.RequestTombstones, err = interleave(requestWorkload(g, pop), requestWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
+	// What the tombstones alone cost: the guard on the full table against
+	// the guard on an empty one (A/B in the same conditions).
+	o.progress("full against empty tombstone table: %d rounds of %d requests per side", o.Rounds, o.Requests)
+	rep.TombstonesVsEmpty, err = interleave(requestWorkload(g, pop), requestWorkload(ge, pop), o.Requests, o.Rounds)
+	return err
+}
+
+// TombstoneFactor is how many times max_sessions tombstones the table of
+// request_overhead_ratio_tombstones has seen.
+const TombstoneFactor = 3
+
+// RunTombstones measures request_overhead_ratio_tombstones alone.
+func RunTombstones(ctx context.Context, w *Wasm, o Options) (*Report, error) {
+	rep := &Report{}
+	err := tombstoneOverhead(ctx, w, o, rep)
+	return rep, err
+}
+
+// WriteTombstones writes what RunTombstones measured: the method, the
+// per-round figures, and the BENCH line.
+func (r *Report) WriteTombstones(w io.Writer) error {
+	p := r.RequestTombstones
+	e := r.RequestNoTombstones
+	if _, err := fmt.Fprintf(w, "request overhead on the same guard before any tombstone: guard %.0f ns, passthrough %.0f ns per request, ratio %s (rounds %s)\n",
+		e.A(), e.B(), format(e.Ratio()), rounds(e.Rounds)); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "guard on the full table against the guard on an empty one: %.0f vs %.0f ns per request, ratio %s (rounds %s)\n",
+		r.TombstonesVsEmpty.A(), r.TombstonesVsEmpty.B(), format(r.TombstonesVsEmpty.Ratio()), rounds(r.TombstonesVsEmpty.Rounds)); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "request overhead on a tombstone table that has seen %d tombstones (max_sessions %d, %d buckets all written), %d sessions never tombstoned, against the passthrough plugin: guard %.0f ns, passthrough %.0f ns per request, ratio %s (rounds %s)\nBENCH request_overhead_ratio_tombstones=%s\n",
+		r.TombstonesWritten, r.TombstoneMaxSessions, r.TombstoneBuckets, r.Sessions, p.A(), p.B(), format(p.Ratio()), rounds(p.Rounds), format(p.Ratio()))
+	return err
+}
