@@ -50,6 +50,7 @@ type httpContext struct {
 	// on: a panic in between forwards it (failOpen).
 	bodyHeld []byte
 	inBody   bool
+	heldSafe bool // bodyHeld may go in front of the chunk (sse.Rewriter.HeldPrependable)
 
 	// Response stream state, set only for a rewritten SSE response, from
 	// the plugin's free lists; a resume takes its tail already in the
@@ -396,7 +397,7 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 	// go out in front of it as they came, never lost.
 	held := append(p.held[:0], rw.Held()...)
 	p.held = held[:0]
-	h.bodyHeld, h.inBody = held, true
+	h.bodyHeld, h.inBody, h.heldSafe = held, true, rw.HeldPrependable()
 	if len(held) > 0 {
 		faultPoint(faultBodyWithHeld)
 	}
@@ -438,10 +439,7 @@ func (h *httpContext) abandon(held []byte, why string) {
 	h.rw = nil // OnHttpStreamDone no longer returns it to the pool: it may hold the chunk
 	h.inBody = false
 	if len(held) > 0 {
-		if err := proxywasm.PrependHttpResponseBody(held); err != nil {
-			proxywasm.LogError("mcp-resume-guard: " + why + "; " + strconv.Itoa(len(held)) + " held-back bytes of an id line could not be restored: " + err.Error())
-			return
-		}
+		h.restoreHeld(held, why)
 	}
 	proxywasm.LogWarn("mcp-resume-guard: " + why + "; the rest of the stream passes untagged; session=" + h.sessionTag())
 }
@@ -450,9 +448,10 @@ func (h *httpContext) abandon(held []byte, why string) {
 // response stream as end_of_stream does: the stream may be acknowledged.
 // Envoy hands the plugin no body buffer in this callback (its response body
 // pointer is the last chunk's, already passed on), so bytes the rewriter
-// still holds — only ever an id line the upstream left unterminated, which an
-// SSE client discards at the end of the stream — cannot be added; they are
-// counted and logged instead of silently dropped.
+// still holds — only ever the id line of an event the upstream left
+// unterminated (while minting, held to the end of its event), which an SSE
+// client discards at the end of the stream anyway — cannot be added; they
+// are counted and logged instead of silently dropped.
 func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 	action = types.ActionContinue
 	defer h.failOpen(&action)
@@ -462,7 +461,7 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 	}
 	if n := len(h.rw.Held()); n > 0 {
 		h.plugin.metrics.failOpen.inc()
-		proxywasm.LogWarn("mcp-resume-guard: the response ended with trailers inside an unterminated id line; " + strconv.Itoa(n) + " bytes of it could not be forwarded; session=" + h.sessionTag())
+		proxywasm.LogWarn("mcp-resume-guard: the response ended with trailers inside an unterminated event; its held-back id line (" + strconv.Itoa(n) + " bytes) could not be forwarded; session=" + h.sessionTag())
 	}
 	return action
 }

@@ -49,14 +49,29 @@ func (h *httpContext) forwardHeldOnPanic() {
 		return
 	}
 	h.inBody = false
-	if err := proxywasm.PrependHttpResponseBody(h.bodyHeld); err != nil {
-		proxywasm.LogError("mcp-resume-guard: " + strconv.Itoa(len(h.bodyHeld)) + " held-back bytes could not be restored after an internal error: " + err.Error())
+	h.restoreHeld(h.bodyHeld, "after an internal error")
+}
+
+// restoreHeld puts the bytes the rewriter held back in front of the current
+// chunk, which then passes as it came. A minting rewriter may hold an
+// event's id line while it stands inside a later line of that event it has
+// partly forwarded (sse.Rewriter.HeldPrependable): put in front of the
+// chunk, the id line would cut that line in two and change the event, so it
+// is dropped instead, and said so — the event then reaches the client
+// without its ID, and a resume from before it replays it.
+func (h *httpContext) restoreHeld(held []byte, why string) {
+	if !h.heldSafe {
+		proxywasm.LogError("mcp-resume-guard: " + why + ", the held-back id line of an event (" + strconv.Itoa(len(held)) + " bytes) cannot be put back without cutting the line it interrupts; that event goes out without its ID; session=" + h.sessionTag())
+		return
+	}
+	if err := proxywasm.PrependHttpResponseBody(held); err != nil {
+		proxywasm.LogError("mcp-resume-guard: " + why + ", " + strconv.Itoa(len(held)) + " held-back bytes could not be restored: " + err.Error())
 	}
 }
 
 // bodyDone ends a response-body callback (deferred before failOpen, so it
 // runs after it).
-func (h *httpContext) bodyDone() { h.inBody, h.bodyHeld = false, nil }
+func (h *httpContext) bodyDone() { h.inBody, h.bodyHeld, h.heldSafe = false, nil, false }
 
 // flushHeld makes sure that when the rewriter stops rewriting — the end of
 // the stream, or an overflow after which it passes everything through —

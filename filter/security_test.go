@@ -112,7 +112,7 @@ func TestOwnersCrossTransportTerminatesForOwner(t *testing.T) {
 // as before (the tombstone binds the session alone).
 func TestPrincipalHeaderOff(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, h *harness) {
-		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"principal_header":""}`)
+		h.start(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"principal_header":"","mint_cursors":false,"unacked_cursor":"reinit"}`)
 		h.toolCallAs("owner", "s-1", "e-1", "e-2", false)
 		if r := h.resumeAs("mallory", "s-1", "sse:e-2"); r != "cross_transport" {
 			t.Fatalf("cross-transport: %q", r)
@@ -131,7 +131,7 @@ func (h *harness) sharedData() map[string][]byte {
 func TestMadeUpSessionsCreateAndEvictNothing(t *testing.T) {
 	onlyDriver(t, wasm, func(t *testing.T, h *harness) { // reads the host's shared data
 		const maxSessions = 20
-		h.withVMs(2).start(fmt.Sprintf(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"max_sessions":%d}`, maxSessions))
+		h.withVMs(2).start(fmt.Sprintf(`{"routes":[{"path_prefix":"/mcp","transport":"http"}],"max_sessions":%d,"mint_cursors":false,"unacked_cursor":"reinit"}`, maxSessions))
 		for i := 0; i < 6; i++ {
 			h.toolCallAs("owner", fmt.Sprint("real-", i), "e-1", "e-2", true)
 		}
@@ -357,5 +357,39 @@ func TestDeferredLogAfterDelete(t *testing.T) {
 		if r, fwd := h.resume("s-2", "http:e-2"); r != "" || fwd != "e-2" {
 			t.Fatalf("resume after a clean stream: reason %q, cursor %q", r, fwd)
 		}
+	})
+}
+
+// TestPanicWhileMintingHoldsAnIDLine: a minting rewriter holds an event's id
+// line until the event ends. After a panic the held line goes in front of
+// the chunk when that lands between lines (the client sees the same event),
+// and is dropped, and logged, when it would cut a data line the rewriter
+// had partly forwarded: the event then arrives without its ID, whole.
+func TestPanicWhileMintingHoldsAnIDLine(t *testing.T) {
+	onlyDriver(t, wasm, func(t *testing.T, h *harness) { // the fault-point build
+		h.withPanicAt(faultBodyWithHeldName).start(mintConfig)
+		s, _ := h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-1"})
+		s.onResponseHeaders([][2]string{{":status", "200"}, {"content-type", "text/event-stream"}}, false)
+		first := s.onResponseBody([]byte("id: e-1\ndata: y\n"), false)
+		if string(first) != "data: y\n" {
+			t.Fatalf("first chunk out %q: the id line should be held to the end of its event", first)
+		}
+		second := s.onResponseBody([]byte("\ndata: z\n\n"), true)
+		if got := string(first) + string(second); got != "data: y\nid: e-1\n\ndata: z\n\n" {
+			t.Fatalf("downstream %q: the held id line did not go in front of the chunk", got)
+		}
+		s.end(false)
+
+		s, _ = h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-2"})
+		s.onResponseHeaders([][2]string{{":status", "200"}, {"content-type", "text/event-stream"}}, false)
+		first = s.onResponseBody([]byte("id: e-1\ndata: {\"jsonrpc\":\"2.0\",\"me"), false)
+		second = s.onResponseBody([]byte("thod\":\"x\"}\n\n"), true)
+		if got := string(first) + string(second); got != "data: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n\n" {
+			t.Fatalf("downstream %q: the data line was cut, or bytes lost", got)
+		}
+		if !strings.Contains(strings.Join(h.d.logs(logError), "\n"), "cannot be put back without cutting the line") {
+			t.Fatal("the dropped id line was not logged")
+		}
+		s.end(false)
 	})
 }
