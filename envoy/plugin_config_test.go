@@ -14,8 +14,8 @@ func TestPluginConfigExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 4 {
-		t.Fatalf("found %d examples under plugin-config/; want envoy, paths, rollout, rewind", len(files))
+	if len(files) < 5 {
+		t.Fatalf("found %d examples under plugin-config/; want envoy, paths, rollout, rewind, reinit", len(files))
 	}
 	for _, f := range files {
 		cfg, err := config.Parse(readFile(t, f))
