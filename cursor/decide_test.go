@@ -53,7 +53,7 @@ type decideCase struct {
 	fromCursor bool
 }
 
-// decideCases holds every row of the decision table of DESIGN.md §2 (and of
+// decideCases holds every row of the decision table of docs/how-it-decides.md (and of
 // Decide's doc comment) and every policy option that changes a row.
 var decideCases = []decideCase{
 	// Row "no cursor": forward, whatever the record says.

@@ -5,7 +5,7 @@ package cursor
 // "authorization" by default). A tombstone binds a session to the principal
 // whose request was refused, so a third party who knows a session ID but not
 // its owner's credentials can get its own requests refused, never terminate
-// the owner's session (DESIGN.md §2, "Forced re-initialization").
+// the owner's session (docs/security.md, "Principal binding").
 //
 // Only the digest is kept, never the value: shared data holds 8 bytes per
 // tombstone, and nothing that could be replayed as a credential. Like

@@ -135,7 +135,7 @@ func parseResult(t *testing.T, s string) probeResult {
 	return r
 }
 
-// TestProbeSurvivesOldEnvoy is the proof DESIGN.md §4 asks for: the probe,
+// TestProbeSurvivesOldEnvoy is the proof the standard-Go build needs (docs/deploy-envoy.md: the poll_oneoff patch for Envoy 1.33-1.38): the probe,
 // built by the project's builder, runs under a host that behaves like Envoy
 // 1.33–1.38 (poll_oneoff = ENOSYS, traps on restricted calls during
 // _initialize and proxy_on_memory_allocate), through thousands of GCs, some

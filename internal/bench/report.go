@@ -8,7 +8,7 @@ import (
 )
 
 // WriteText writes every figure with its method, for humans and for the
-// README's Performance section.
+// figures of docs/performance.md.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
