@@ -21,7 +21,7 @@ func TestWriteBench(t *testing.T) {
 		ResumeFloor:       Pair{Rounds: []float64{1.4}}, // missed
 		Unguarded:         Pair{Rounds: []float64{1.1}},
 		SSEFloor:          Pair{Rounds: []float64{1.25}}, // information only: 0.8
-		V8Compile:         Pair{Rounds: []float64{2.5}}, // information only
+		V8Compile:         Pair{Rounds: []float64{2.5}},  // information only
 		WasmBytes:         1300, PassthroughWasmBytes: 1000,
 		MemoryAtFrom: 8 << 20, MemoryAtTo: 8<<20 + 1<<19,
 		PerSession:        SharedUsage{Bytes: 2600, Live: 10},
