@@ -172,10 +172,34 @@ func ResponseKind(eventType, dataPrefix []byte, truncated bool) cursor.EventKind
 	return classify(eventType, dataPrefix, truncated, responseObject)
 }
 
+// responseWindow is how much of an object responseObject reads first. The
+// SDKs write the decisive key within it ("method" or "result" first, or
+// after "jsonrpc" and an "id"); gjson hands over a value cut by the window
+// as far as it goes, so a large result costs this much, not the whole prefix.
+const responseWindow = 128
+
 // responseObject is ResponseKind of one JSON-RPC message, obj starting with
-// '{'; truncated reports that obj is cut short.
+// '{'; truncated reports that obj is cut short. It reads the members of the
+// first responseWindow bytes, and only when no decisive key shows there the
+// whole of obj: a window is a prefix of obj, so the members it shows up to a
+// decisive key are obj's own, and the decision is the same.
 func responseObject(obj string, truncated bool) cursor.EventKind {
-	kind, decided, id := cursor.KindOther, false, false
+	if len(obj) > responseWindow {
+		if k, decided, _ := responseMembers(obj[:responseWindow]); decided {
+			return k
+		}
+	}
+	kind, decided, id := responseMembers(obj)
+	if !decided && (id || truncated) {
+		return cursor.KindResponse
+	}
+	return kind
+}
+
+// responseMembers reads the members of obj up to the first decisive key:
+// its kind, whether there was one, and whether an "id" came before it (or
+// the end).
+func responseMembers(obj string) (kind cursor.EventKind, decided, id bool) {
 	gjson.Parse(obj).ForEach(func(key, _ gjson.Result) bool {
 		switch key.Str {
 		case "method":
@@ -189,8 +213,5 @@ func responseObject(obj string, truncated bool) cursor.EventKind {
 		}
 		return !decided
 	})
-	if !decided && (id || truncated) {
-		return cursor.KindResponse
-	}
-	return kind
+	return kind, decided, id
 }

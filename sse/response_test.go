@@ -173,7 +173,12 @@ func TestResponseKindOracle(t *testing.T) {
 	for _, s := range []string{goResult, goNilResult, goError, goNotification, goRequest, tsResult, tsError,
 		tsNotification, tsRequest, pyResult, pyError, pyNotification, pyRequest, pySpaced, respJSON, notifJSON, reqJSON,
 		"[" + goNotification + "," + goError + "]", "[" + goError + ", " + goResult + "]", ` [1, "x", {"id":2}] `,
-		`{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, `{"result":1,"method":"x"}`} {
+		`{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, `{"result":1,"method":"x"}`,
+		// Decisive keys on either side of the window's end.
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat("7", responseWindow-30) + `","result":{"content":[{"type":"text","text":"` + strings.Repeat("z", 200) + `"}]}}`,
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat("7", responseWindow-22) + `","error":{"code":1}}`,
+		`{"jsonrpc":"2.0","params":{"a":"` + strings.Repeat("\\\"", responseWindow/3) + `"},"method":"x","result":1}`,
+		`{"jsonrpc":"2.0","id":` + strings.Repeat("1", responseWindow) + `}`} {
 		checkResponseOracle(t, []byte(s))
 	}
 }
@@ -200,16 +205,30 @@ func TestResponseKindDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// responseObjectWhole is responseObject without its window: obj's members
+// read in one pass.
+func responseObjectWhole(obj string, truncated bool) cursor.EventKind {
+	kind, decided, id := responseMembers(obj)
+	if !decided && (id || truncated) {
+		return cursor.KindResponse
+	}
+	return kind
+}
+
 // FuzzResponseKind checks that any data prefix classifies without
 // panicking into one of the three kinds a cursor needs, that a non-message
 // event type is KindOther, and, for valid JSON (encoding/json decides), that
 // ResponseKind agrees with the oracle on the whole data and every prefix of
-// it, and with Classify unless "method" comes before "result" or "error".
+// it, and with Classify unless "method" comes before "result" or "error";
+// and that reading an object's first responseWindow bytes first changes
+// nothing, on any data.
 func FuzzResponseKind(f *testing.F) {
 	for _, s := range []string{respJSON, notifJSON, reqJSON, "[" + respJSON + "," + notifJSON + "]", `{"a":[{"b":"\"`, "[[[[", `{"id":`,
 		goNilResult, goError, tsResult, tsNotification, pyNotification, "[" + goError + "," + goNotification + "]",
 		`{"r\u0065sult":1}`, `{"method":"x","params":{"result":1},"id":"\"\\"}`, `{"method":"x","result":1}`,
-		`[{"method":"x","error":1},{"id":2,"method":"y"}]`} {
+		`[{"method":"x","error":1},{"id":2,"method":"y"}]`,
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat("7", responseWindow-30) + `","result":{"content":[{"type":"text","text":"` + strings.Repeat("z", 200) + `"}]}}`,
+		`{"jsonrpc":"2.0","params":{"a":"` + strings.Repeat("\\\"", responseWindow/3) + `"},"method":"x"}`} {
 		f.Add([]byte(s), uint16(len(s)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
@@ -219,6 +238,12 @@ func FuzzResponseKind(f *testing.F) {
 		truncated := int(cut) < len(data)
 		if truncated {
 			data = data[:cut]
+		}
+		if obj := strings.TrimLeft(string(data), " \t\r\n"); strings.HasPrefix(obj, "{") {
+			// The window is an optimization only, valid JSON or not.
+			if got, whole := responseObject(obj, truncated), responseObjectWhole(obj, truncated); got != whole {
+				t.Fatalf("responseObject(%q, truncated %v) = %v, read whole %v", obj, truncated, got, whole)
+			}
 		}
 		k := ResponseKind(nil, data, truncated)
 		if k != cursor.KindOther && !k.IsResponse() {
