@@ -43,6 +43,12 @@ import (
 // gjson is. It does not allocate, unless a top-level key or string value is
 // written with backslash escapes, which gjson unescapes into a new string.
 func Classify(eventType, dataPrefix []byte, truncated bool) cursor.EventKind {
+	return classify(eventType, dataPrefix, truncated, classifyObject)
+}
+
+// classify classifies an event's data prefix as Classify does, its objects
+// (top-level or in a batch) by object.
+func classify(eventType, dataPrefix []byte, truncated bool, object func(obj string, truncated bool) cursor.EventKind) cursor.EventKind {
 	if len(eventType) != 0 && string(eventType) != "message" {
 		return cursor.KindOther
 	}
@@ -56,9 +62,9 @@ func Classify(eventType, dataPrefix []byte, truncated bool) cursor.EventKind {
 	}
 	switch s[i] {
 	case '{':
-		return classifyObject(s[i:], truncated)
+		return object(s[i:], truncated)
 	case '[':
-		return classifyBatch(s[i:], truncated)
+		return classifyBatch(s[i:], truncated, object)
 	}
 	return cursor.KindOther
 }
@@ -97,18 +103,18 @@ func classifyObject(obj string, truncated bool) cursor.EventKind {
 	return cursor.KindOther
 }
 
-// classifyBatch classifies a JSON-RPC batch, arr starting with '['. gjson
-// hands an element cut short by the end of a truncated prefix over as if it
-// were whole; such an element (one reaching the end of arr) is classified as
-// truncated.
-func classifyBatch(arr string, truncated bool) cursor.EventKind {
+// classifyBatch classifies a JSON-RPC batch, arr starting with '[', its
+// object elements by object. gjson hands an element cut short by the end of
+// a truncated prefix over as if it were whole; such an element (one
+// reaching the end of arr) is classified as truncated.
+func classifyBatch(arr string, truncated bool, object func(obj string, truncated bool) cursor.EventKind) cursor.EventKind {
 	first, seen, errs := cursor.KindOther, false, false
 	response := false
 	gjson.Parse(arr).ForEach(func(_, v gjson.Result) bool {
 		k := cursor.KindOther
 		if v.IsObject() {
 			cut := truncated && v.Index+len(v.Raw) >= len(arr)
-			k = classifyObject(v.Raw, cut)
+			k = object(v.Raw, cut)
 		}
 		if !seen {
 			first, seen = k, true
@@ -133,4 +139,79 @@ func skipSpace(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// ResponseKind is the kind a minted cursor needs of an SSE event: whether
+// its data is a JSON-RPC result (KindResponse), an error (KindError), or
+// neither (KindOther), from its type and a prefix of its data as in
+// Classify. It reads as little as that takes: the top-level members in
+// order, in one pass with gjson, stopping at the first decisive key, which
+// in the usual layouts is the first or second:
+//
+//   - "method" decides not-a-response (KindOther): a notification or a
+//     request, whatever follows;
+//   - "result" decides KindResponse, "error" KindError.
+//
+// Without a decisive key, the rules of Classify hold: an object with "id" is
+// KindResponse (the Go SDK's nil result {"jsonrpc":"2.0","id":7}), and so
+// is a truncated object (losing a response is the expensive mistake); a
+// batch is KindResponse when any seen element is, else KindError when any
+// is; anything else, or an event type other than "" or "message", is
+// KindOther.
+//
+// ResponseKind agrees with Classify (KindResponse and KindError alike,
+// every other kind KindOther) on every message but one that is not valid
+// JSON-RPC: an object with "method" before "result" or "error", which
+// Classify counts as a response and ResponseKind as not one (its cursor
+// stays plain, as a request's). The stream tail the stateful rule reads
+// still gets Classify's kind. Like Classify, it does not allocate unless a
+// key or string value is written with backslash escapes.
+func ResponseKind(eventType, dataPrefix []byte, truncated bool) cursor.EventKind {
+	// Classify's rule for batches, with elements that are each a result,
+	// an error or neither, is exactly ResponseKind's.
+	return classify(eventType, dataPrefix, truncated, responseObject)
+}
+
+// responseWindow is how much of an object responseObject reads first. The
+// SDKs write the decisive key within it ("method" or "result" first, or
+// after "jsonrpc" and an "id"); gjson hands over a value cut by the window
+// as far as it goes, so a large result costs this much, not the whole prefix.
+const responseWindow = 128
+
+// responseObject is ResponseKind of one JSON-RPC message, obj starting with
+// '{'; truncated reports that obj is cut short. It reads the members of the
+// first responseWindow bytes, and only when no decisive key shows there the
+// whole of obj: a window is a prefix of obj, so the members it shows up to a
+// decisive key are obj's own, and the decision is the same.
+func responseObject(obj string, truncated bool) cursor.EventKind {
+	if len(obj) > responseWindow {
+		if k, decided, _ := responseMembers(obj[:responseWindow]); decided {
+			return k
+		}
+	}
+	kind, decided, id := responseMembers(obj)
+	if !decided && (id || truncated) {
+		return cursor.KindResponse
+	}
+	return kind
+}
+
+// responseMembers reads the members of obj up to the first decisive key:
+// its kind, whether there was one, and whether an "id" came before it (or
+// the end).
+func responseMembers(obj string) (kind cursor.EventKind, decided, id bool) {
+	gjson.Parse(obj).ForEach(func(key, _ gjson.Result) bool {
+		switch key.Str {
+		case "method":
+			decided = true
+		case "result":
+			kind, decided = cursor.KindResponse, true
+		case "error":
+			kind, decided = cursor.KindError, true
+		case "id":
+			id = true
+		}
+		return !decided
+	})
+	return kind, decided, id
 }

@@ -62,6 +62,12 @@ func (m jsonMember) seen(text []byte, cut int) bool {
 // len(text)), decided by encoding/json on the whole of text, which must be
 // valid JSON.
 func oracleKind(t testing.TB, text []byte, cut int) cursor.EventKind {
+	return oracleMessage(t, text, cut, oracleObject)
+}
+
+// oracleMessage is oracleKind with its objects (top-level or in a batch)
+// classified by object.
+func oracleMessage(t testing.TB, text []byte, cut int, object func(t testing.TB, obj []byte, cut int, truncated bool) cursor.EventKind) cursor.EventKind {
 	i := bytes.IndexFunc(text, func(r rune) bool { return !strings.ContainsRune(" \t\r\n", r) })
 	if i < 0 || i >= cut {
 		return cursor.KindOther
@@ -70,7 +76,7 @@ func oracleKind(t testing.TB, text []byte, cut int) cursor.EventKind {
 	text, cut = text[i:], cut-i
 	switch text[0] {
 	case '{':
-		return oracleObject(t, text, cut, truncated)
+		return object(t, text, cut, truncated)
 	case '[':
 		kind, errs := cursor.KindOther, false
 		for n, m := range members(t, text) {
@@ -80,7 +86,7 @@ func oracleKind(t testing.TB, text []byte, cut int) cursor.EventKind {
 			k := cursor.KindOther
 			if text[m.start] == '{' {
 				end := min(m.end, cut)
-				k = oracleObject(t, text[m.start:m.end], end-m.start, truncated && m.end >= cut)
+				k = object(t, text[m.start:m.end], end-m.start, truncated && m.end >= cut)
 			}
 			if n == 0 {
 				kind = k

@@ -40,10 +40,11 @@ type Event struct {
 }
 
 // dispatch ends the current event at an empty line: it is reported when it
-// carried an id or data, and the per-event state is cleared either way. It
-// returns the event's kind (KindOther when none was computed).
-func (r *Rewriter) dispatch() cursor.EventKind {
-	kind := cursor.KindOther
+// carried an id or data, and the per-event state is cleared either way.
+// While an id line is held (minting), it returns the kind its cursor needs,
+// ResponseKind's; else KindOther.
+func (r *Rewriter) dispatch() (mint cursor.EventKind) {
+	mint = cursor.KindOther
 	if r.hasID || r.hasData {
 		// The event is filled in place, every field of it, in a slot
 		// that may hold an event of the previous call: copying one built
@@ -76,11 +77,17 @@ func (r *Rewriter) dispatch() cursor.EventKind {
 		}
 		ev.ID = r.valueBytes(&r.id)
 		ev.Type = r.valueBytes(&r.evType)
-		// A held id line needs its event's kind for its cursor.
-		if !r.lastIDOnly || r.pend.on {
-			kind = kindOf(ev.HasID, ev.Type, ev.Data, ev.Truncated)
+		ev.Kind = cursor.KindOther
+		if !r.lastIDOnly {
+			ev.Kind = kindOf(ev.HasID, ev.Type, ev.Data, ev.Truncated)
 		}
-		ev.Kind = kind
+		if r.pend.on {
+			// A held id line needs to know whether its event is a
+			// response, for its cursor; the stream tail's kind, when
+			// lastIDOnly, is Classify's, of the call's last event with an
+			// ID only (classifyLastID).
+			mint = ResponseKind(ev.Type, ev.Data, ev.Truncated)
+		}
 		if r.minting && ev.HasID && !r.pend.on {
 			// An ID that went out in place (dispatchHeld records a held
 			// one after minting it).
@@ -95,7 +102,7 @@ func (r *Rewriter) dispatch() cursor.EventKind {
 	r.dataInChunk = false
 	r.hasData = false
 	r.dataTrunc = false
-	return kind
+	return mint
 }
 
 // dataLimit is how much of the current event's data is kept: DataPrefixBytes,

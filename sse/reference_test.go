@@ -210,6 +210,18 @@ func wantKind(e refEvent) cursor.EventKind {
 	return Classify([]byte(e.Type), data, truncated)
 }
 
+// wantMintKind is the kind a minted cursor of a reference event carries:
+// what ResponseKind makes of its type and DataPrefixBytes of data (an event
+// with an ID and empty data, priming, is KindOther there).
+func wantMintKind(e refEvent) cursor.EventKind {
+	data := []byte(e.Data)
+	truncated := len(data) > DataPrefixBytes
+	if truncated {
+		data = data[:DataPrefixBytes]
+	}
+	return ResponseKind([]byte(e.Type), data, truncated)
+}
+
 // run feeds chunks to a fresh Rewriter, the last one with eos, and returns
 // the concatenated output, a copy of every reported event, the total of
 // Tagged, and whether the stream overflowed. It fails t when a call's

@@ -188,16 +188,20 @@ func (r *Rewriter) Events() []Event { return r.events }
 // stream's tail needs; every other event then reports KindOther. JSON-RPC
 // classification is most of the rewriter's work on typical MCP traffic (many
 // small notifications per chunk). While minting (SetMint), every event with
-// an ID is classified anyway, since its cursor needs the kind: only events
-// without an ID then report KindOther. Reset keeps the setting.
+// an ID still needs to know whether it is a response, for its cursor: it
+// gets that from ResponseKind, which stops at the first decisive key, while
+// Events reports Classify's kind for the last event with an ID only, as
+// without minting. Reset keeps the setting.
 func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
 
 // SetMint sets whether the Rewriter mints self-describing cursors. When on,
 // the last valid non-empty id line of each event is held until the event
 // dispatches and written just before the empty line that dispatches it,
 // with its value replaced by cursor.AppendMinted(nil, t, id, prev, kind):
-// kind is the event's Kind and prev the upstream ID of the stream's previous
-// event with an ID (see Resume). The line keeps its own bytes otherwise:
+// kind is ResponseKind of the event's type and data (which differs from its
+// Kind only for a message with "method" before "result" or "error", not
+// valid JSON-RPC: such a cursor stays plain) and prev the upstream ID of the
+// stream's previous event with an ID (see Resume). The line keeps its own bytes otherwise:
 // field name, colon, optional space and line ending. An id line that already
 // ends its event (C#, Rust rmcp) thus stays where it is. A compliant SSE
 // client applies an event's id only at dispatch, so it cannot observe the
@@ -587,7 +591,7 @@ scan:
 
 	out = append(out, chunk[fwd:]...)
 	r.wrote = r.wrote || len(out) > start
-	if r.lastIDOnly && !r.minting {
+	if r.lastIDOnly {
 		r.classifyLastID()
 	}
 	// The event being built may go on in the next chunk.

@@ -1,0 +1,283 @@
+package sse
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+)
+
+func TestResponseKind(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + strings.Repeat("z", 600)
+	for _, tc := range []struct {
+		name      string
+		typ, data string
+		truncated bool
+		want      cursor.EventKind
+	}{
+		{"Go result", "", goResult, false, cursor.KindResponse},
+		{"Go nil result (neither result nor error)", "", goNilResult, false, cursor.KindResponse},
+		{"Go error", "", goError, false, cursor.KindError},
+		{"Go notification", "", goNotification, false, cursor.KindOther},
+		{"Go request", "", goRequest, false, cursor.KindOther},
+		{"TypeScript result first", "", tsResult, false, cursor.KindResponse},
+		{"TypeScript error", "", tsError, false, cursor.KindError},
+		{"TypeScript notification with id and result inside params", "", tsNotification, false, cursor.KindOther},
+		{"TypeScript request with id last", "", tsRequest, false, cursor.KindOther},
+		{"Python result with string id", "", pyResult, false, cursor.KindResponse},
+		{"Python error", "", pyError, false, cursor.KindError},
+		{"Python notification", "", pyNotification, false, cursor.KindOther},
+		{"Python request without params", "", pyRequest, false, cursor.KindOther},
+		{"spaced separators", "", pySpaced, false, cursor.KindResponse},
+		{"message type", "message", respJSON, false, cursor.KindResponse},
+		{"other event type", "endpoint", respJSON, false, cursor.KindOther},
+		{"error with null id", "", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`, false, cursor.KindError},
+		{"error without id", "", `{"jsonrpc":"2.0","error":{"code":-32700,"message":"parse"}}`, false, cursor.KindError},
+		{"null result", "", `{"jsonrpc":"2.0","id":7,"result":null}`, false, cursor.KindResponse},
+		{"nil result, id first", "", `{"id":"x","jsonrpc":"2.0"}`, false, cursor.KindResponse},
+		{"result decides before a later error", "", `{"id":1,"result":{},"error":{}}`, false, cursor.KindResponse},
+		{"error decides before a later result", "", `{"id":1,"error":{},"result":{}}`, false, cursor.KindError},
+		{"method decides before a later result (Classify: response)", "", `{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, false, cursor.KindOther},
+		{"method decides before a later error (Classify: error)", "", `{"method":"x","error":{"code":1}}`, false, cursor.KindOther},
+		{"method decides before a later id", "", `{"method":"x","id":1}`, false, cursor.KindOther},
+		{"result before method", "", `{"result":1,"method":"x"}`, false, cursor.KindResponse},
+		{"nested keys only", "", `{"jsonrpc":"2.0","params":{"id":1,"result":2}}`, false, cursor.KindOther},
+		{"escaped result key", "", `{"r\u0065sult":1}`, false, cursor.KindResponse},
+		{"key text inside a string value", "", `{"jsonrpc":"2.0","x":"\",\"result\":{"}`, false, cursor.KindOther},
+		{"leading whitespace", "", " \t\r\n" + goError, false, cursor.KindError},
+		{"not JSON", "", "hello", false, cursor.KindOther},
+		{"empty", "", "", false, cursor.KindOther},
+		{"blank", "", " \n", true, cursor.KindOther},
+		{"a number", "", "42", false, cursor.KindOther},
+		{"empty object", "", "{}", false, cursor.KindOther},
+
+		{"truncated, no key visible", "", `{"jsonrpc":"2.0","i`, true, cursor.KindResponse},
+		{"truncated inside the method string", "", `{"jsonrpc":"2.0","method":"notif`, true, cursor.KindResponse},
+		{"truncated after the method string", "", `{"jsonrpc":"2.0","method":"n"`, true, cursor.KindOther},
+		{"truncated inside the result value", "", big[:DataPrefixBytes], true, cursor.KindResponse},
+		{"truncated inside the error value", "", `{"id":1,"error":{"code":`, true, cursor.KindError},
+		{"untruncated broken object", "", `{"jsonrpc":"2.0"`, false, cursor.KindOther},
+
+		{"batch: a result wins", "", "[" + goNotification + "," + goError + "," + goResult + "]", false, cursor.KindResponse},
+		{"batch: errors only", "", "[" + goError + ", " + goNotification + "]", false, cursor.KindError},
+		{"batch: no response", "", "[" + goNotification + "," + goRequest + "]", false, cursor.KindOther},
+		{"batch: nil result", "", "[" + goNotification + "," + goNilResult + "]", false, cursor.KindResponse},
+		{"batch: cut element", "", "[" + goNotification + `,{"jsonrpc":"2.0"`, true, cursor.KindResponse},
+		{"batch: scalars", "", `[1,"x",null]`, false, cursor.KindOther},
+		{"empty batch", "", "[]", false, cursor.KindOther},
+	} {
+		if got := ResponseKind([]byte(tc.typ), []byte(tc.data), tc.truncated); got != tc.want {
+			t.Errorf("%s: ResponseKind(%q, %q, %v) = %v, want %v", tc.name, tc.typ, tc.data, tc.truncated, got, tc.want)
+		}
+	}
+}
+
+// responseOnly is what a kind of Classify says about a response: KindResponse
+// and KindError as they are, everything else KindOther.
+func responseOnly(k cursor.EventKind) cursor.EventKind {
+	if k.IsResponse() {
+		return k
+	}
+	return cursor.KindOther
+}
+
+// oracleResponseKind is what ResponseKind must make of text[:cut]
+// (truncated when cut < len(text)), decided by encoding/json on the whole of
+// text, which must be valid JSON.
+func oracleResponseKind(t testing.TB, text []byte, cut int) cursor.EventKind {
+	// oracleKind's rule for batches, with elements each a result, an
+	// error or neither, is ResponseKind's.
+	return oracleMessage(t, text, cut, oracleResponseObject)
+}
+
+// oracleResponseObject is oracleResponseKind of obj[:cut], obj a whole
+// object: the first of "method", "result", "error" seen decides.
+func oracleResponseObject(t testing.TB, obj []byte, cut int, truncated bool) cursor.EventKind {
+	id := false
+	for _, m := range members(t, obj) {
+		if !m.seen(obj, cut) {
+			break
+		}
+		switch m.key {
+		case "method":
+			return cursor.KindOther
+		case "result":
+			return cursor.KindResponse
+		case "error":
+			return cursor.KindError
+		case "id":
+			id = true
+		}
+	}
+	if id || truncated {
+		return cursor.KindResponse
+	}
+	return cursor.KindOther
+}
+
+// methodFirst reports whether the JSON object or batch text (valid JSON)
+// has an object in which "method" comes before "result" or "error", the one
+// case where ResponseKind and Classify part.
+func methodFirst(t testing.TB, text []byte) bool {
+	text = bytes.TrimLeft(text, " \t\r\n")
+	if len(text) == 0 {
+		return false
+	}
+	object := func(obj []byte) bool {
+		method := false
+		for _, m := range members(t, obj) {
+			switch m.key {
+			case "method":
+				method = true
+			case "result", "error":
+				return method
+			}
+		}
+		return false
+	}
+	switch text[0] {
+	case '{':
+		return object(text)
+	case '[':
+		for _, m := range members(t, text) {
+			if text[m.start] == '{' && object(text[m.start:m.end]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkResponseOracle compares ResponseKind with the oracle on text, whole
+// and cut at every byte, and with Classify where the two must agree.
+func checkResponseOracle(t *testing.T, text []byte) {
+	t.Helper()
+	differs := methodFirst(t, text)
+	for cut := 0; cut <= len(text); cut++ {
+		truncated := cut < len(text)
+		got, want := ResponseKind(nil, text[:cut], truncated), oracleResponseKind(t, text, cut)
+		if got != want {
+			t.Fatalf("ResponseKind(%q, truncated %v) = %v, encoding/json's reading says %v", text[:cut], truncated, got, want)
+		}
+		if c := responseOnly(Classify(nil, text[:cut], truncated)); c != got && !differs {
+			t.Fatalf("ResponseKind(%q, truncated %v) = %v, Classify says %v", text[:cut], truncated, got, c)
+		}
+	}
+}
+
+// TestResponseKindOracle checks ResponseKind against the oracle on the SDK
+// payloads and batches of them, cut at every byte.
+func TestResponseKindOracle(t *testing.T) {
+	for _, s := range []string{goResult, goNilResult, goError, goNotification, goRequest, tsResult, tsError,
+		tsNotification, tsRequest, pyResult, pyError, pyNotification, pyRequest, pySpaced, respJSON, notifJSON, reqJSON,
+		"[" + goNotification + "," + goError + "]", "[" + goError + ", " + goResult + "]", ` [1, "x", {"id":2}] `,
+		`{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, `{"result":1,"method":"x"}`,
+		// Decisive keys on either side of the window's end.
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat("7", responseWindow-30) + `","result":{"content":[{"type":"text","text":"` + strings.Repeat("z", 200) + `"}]}}`,
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat("7", responseWindow-22) + `","error":{"code":1}}`,
+		`{"jsonrpc":"2.0","params":{"a":"` + strings.Repeat("\\\"", responseWindow/3) + `"},"method":"x","result":1}`,
+		`{"jsonrpc":"2.0","id":` + strings.Repeat("1", responseWindow) + `}`} {
+		checkResponseOracle(t, []byte(s))
+	}
+}
+
+func TestResponseKindDoesNotAllocate(t *testing.T) {
+	inputs := [][]byte{
+		[]byte(respJSON), []byte(notifJSON), []byte(reqJSON),
+		[]byte(goResult), []byte(goNilResult), []byte(goError), []byte(goNotification), []byte(goRequest),
+		[]byte(tsResult), []byte(tsError), []byte(tsNotification), []byte(tsRequest),
+		[]byte(pyResult), []byte(pyError), []byte(pyNotification), []byte(pyRequest),
+		[]byte("[" + notifJSON + "," + respJSON + "]"),
+		[]byte(`{"jsonrpc":"2.0","id":1,"re`),
+		[]byte(`{"jsonrpc":"2.0","id":1,"result":{"te\u0078t":"a\"b"}}`),
+		[]byte(`{"jsonrpc":"2.0","method":"n","params":{"data":"` + strings.Repeat("q", DataPrefixBytes)),
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		for _, in := range inputs {
+			ResponseKind(nil, in, true)
+			ResponseKind([]byte("message"), in, false)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("ResponseKind allocates %v times per run", allocs)
+	}
+}
+
+// responseObjectWhole is responseObject without its window: obj's members
+// read in one pass.
+func responseObjectWhole(obj string, truncated bool) cursor.EventKind {
+	kind, decided, id := responseMembers(obj)
+	if !decided && (id || truncated) {
+		return cursor.KindResponse
+	}
+	return kind
+}
+
+// FuzzResponseKind checks that any data prefix classifies without
+// panicking into one of the three kinds a cursor needs, that a non-message
+// event type is KindOther, and, for valid JSON (encoding/json decides), that
+// ResponseKind agrees with the oracle on the whole data and every prefix of
+// it, and with Classify unless "method" comes before "result" or "error";
+// and that reading an object's first responseWindow bytes first changes
+// nothing, on any data.
+func FuzzResponseKind(f *testing.F) {
+	for _, s := range []string{respJSON, notifJSON, reqJSON, "[" + respJSON + "," + notifJSON + "]", `{"a":[{"b":"\"`, "[[[[", `{"id":`,
+		goNilResult, goError, tsResult, tsNotification, pyNotification, "[" + goError + "," + goNotification + "]",
+		`{"r\u0065sult":1}`, `{"method":"x","params":{"result":1},"id":"\"\\"}`, `{"method":"x","result":1}`,
+		`[{"method":"x","error":1},{"id":2,"method":"y"}]`,
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat("7", responseWindow-30) + `","result":{"content":[{"type":"text","text":"` + strings.Repeat("z", 200) + `"}]}}`,
+		`{"jsonrpc":"2.0","params":{"a":"` + strings.Repeat("\\\"", responseWindow/3) + `"},"method":"x"}`} {
+		f.Add([]byte(s), uint16(len(s)))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		if json.Valid(data) {
+			checkResponseOracle(t, data)
+		}
+		truncated := int(cut) < len(data)
+		if truncated {
+			data = data[:cut]
+		}
+		if obj := strings.TrimLeft(string(data), " \t\r\n"); strings.HasPrefix(obj, "{") {
+			// The window is an optimization only, valid JSON or not.
+			if got, whole := responseObject(obj, truncated), responseObjectWhole(obj, truncated); got != whole {
+				t.Fatalf("responseObject(%q, truncated %v) = %v, read whole %v", obj, truncated, got, whole)
+			}
+		}
+		k := ResponseKind(nil, data, truncated)
+		if k != cursor.KindOther && !k.IsResponse() {
+			t.Fatalf("ResponseKind(%q) = %v", data, k)
+		}
+		if k2 := ResponseKind([]byte("message"), data, truncated); k2 != k {
+			t.Fatalf("ResponseKind(%q): %v without a type, %v with \"message\"", data, k, k2)
+		}
+		if k3 := ResponseKind([]byte("endpoint"), data, truncated); k3 != cursor.KindOther {
+			t.Fatalf("ResponseKind(endpoint, %q) = %v", data, k3)
+		}
+	})
+}
+
+// TestMintMethodBeforeResult pins the one case where a minted cursor's kind
+// and the event's Kind part: an object with "method" before "result" or
+// "error" (not valid JSON-RPC) gets a plain cursor, while Events (the stream
+// tail) still call it a response, with or without ClassifyLastIDOnly.
+func TestMintMethodBeforeResult(t *testing.T) {
+	odd := []string{`{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, `{"method":"x","error":{}}`}
+	for i, data := range odd {
+		in := "data: " + goNotification + "\nid: e-1\n\ndata: " + data + "\nid: e-2\n\ndata: " + goResult + "\nid: e-3\n\n"
+		want := strings.NewReplacer("id: e-1", "id: http:e-1", "id: e-2", "id: http:e-2", "id: e-3", "id: http:~1r3.2.e-32").Replace(in)
+		wantKind := []cursor.EventKind{cursor.KindResponse, cursor.KindError}[i]
+		cut := strings.Index(in, "id: e-2") + len("id: e-2\n\n")
+		for _, lastIDOnly := range []bool{false, true} {
+			// Split after the odd event: it is its call's last with an ID.
+			out, evs, _, _ := feed(t, mintRewriter(cursor.TransportHTTP, 0, "", lastIDOnly), splitAt([]byte(in), cut))
+			if string(out) != want {
+				t.Fatalf("lastIDOnly %v: output %q\nwant %q", lastIDOnly, out, want)
+			}
+			if len(evs) != 3 || evs[1].Kind != wantKind {
+				t.Fatalf("lastIDOnly %v: events %s, want the second one %v", lastIDOnly, dumpEvents(evs), wantKind)
+			}
+		}
+	}
+}
