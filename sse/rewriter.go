@@ -207,8 +207,8 @@ func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
 // kind is ResponseKind of the event's type and data (which differs from its
 // Kind only for a message with "method" before "result" or "error", not
 // valid JSON-RPC: such a cursor stays plain) and prev the upstream ID of the
-// stream's previous event with an ID (see Resume). The line keeps its own bytes otherwise:
-// field name, colon, optional space and line ending. An id line that already
+// stream's previous event with an ID (see Resume). The line keeps its own
+// bytes otherwise: field name, colon, optional space and line ending. An id line that already
 // ends its event (C#, Rust rmcp) thus stays where it is. A compliant SSE
 // client applies an event's id only at dispatch, so it cannot observe the
 // move. The rare bytes written elsewhere are:
