@@ -179,39 +179,102 @@ func ResponseKind(eventType, dataPrefix []byte, truncated bool) cursor.EventKind
 const responseWindow = 128
 
 // responseObject is ResponseKind of one JSON-RPC message, obj starting with
-// '{'; truncated reports that obj is cut short. It reads the members of the
-// first responseWindow bytes, and only when no decisive key shows there the
-// whole of obj: a window is a prefix of obj, so the members it shows up to a
-// decisive key are obj's own, and the decision is the same.
+// '{'; truncated reports that obj is cut short.
 func responseObject(obj string, truncated bool) cursor.EventKind {
+	k, _ := responseObjectRead(obj, truncated)
+	return k
+}
+
+// responseObjectRead is responseObject, also returning how many bytes of
+// obj gjson read to find the decisive key (0: there was none). It reads the
+// members of the first responseWindow bytes, and only when no decisive key
+// shows there the whole of obj: a window is a prefix of obj, so the members
+// it shows up to a decisive key are obj's own, and the decision is the same.
+func responseObjectRead(obj string, truncated bool) (cursor.EventKind, int) {
 	if len(obj) > responseWindow {
-		if k, decided, _ := responseMembers(obj[:responseWindow]); decided {
-			return k
+		if k, read, _ := responseMembers(obj[:responseWindow]); read > 0 {
+			return k, read
 		}
 	}
-	kind, decided, id := responseMembers(obj)
-	if !decided && (id || truncated) {
-		return cursor.KindResponse
+	kind, read, id := responseMembers(obj)
+	if read == 0 && (id || truncated) {
+		return cursor.KindResponse, 0
 	}
-	return kind
+	return kind, read
 }
 
 // responseMembers reads the members of obj up to the first decisive key:
-// its kind, whether there was one, and whether an "id" came before it (or
-// the end).
-func responseMembers(obj string) (kind cursor.EventKind, decided, id bool) {
-	gjson.Parse(obj).ForEach(func(key, _ gjson.Result) bool {
+// its kind, how many bytes of obj decided it (0: no decisive key), and
+// whether an "id" came before it (or the end). gjson decides from the bytes
+// up to the end of the decisive member's value and, for a number or literal,
+// the byte after it (which ends it); any obj that starts with those bytes
+// gets the same decision.
+func responseMembers(obj string) (kind cursor.EventKind, read int, id bool) {
+	gjson.Parse(obj).ForEach(func(key, value gjson.Result) bool {
 		switch key.Str {
 		case "method":
-			decided = true
 		case "result":
-			kind, decided = cursor.KindResponse, true
+			kind = cursor.KindResponse
 		case "error":
-			kind, decided = cursor.KindError, true
+			kind = cursor.KindError
 		case "id":
 			id = true
+			return true
+		default:
+			return true
 		}
-		return !decided
+		// value.Raw is a view of obj; value.Index is where gjson began
+		// to look for it, which is earlier when it skipped bytes that
+		// start no value (gjson is lenient).
+		read = len(obj) // when in doubt, the memo asks for all of it
+		if len(value.Raw) > 0 {
+			off := int(uintptr(unsafe.Pointer(unsafe.StringData(value.Raw))) - uintptr(unsafe.Pointer(unsafe.StringData(obj))))
+			if off >= 0 && off+len(value.Raw) < len(obj) {
+				read = off + len(value.Raw) + 1
+			}
+		}
+		return false
 	})
-	return kind, decided, id
+	return kind, read, id
+}
+
+// kindMemo makes ResponseKind cheaper on a stream whose messages start
+// alike (a run of progress notifications, of results): it remembers the
+// bytes gjson read to its last decision of each side (not a response; a
+// result or an error) and gives an object that starts with them the same
+// decision without parsing it. Memory: at most two copies of a data prefix.
+type kindMemo struct {
+	read [2][]byte // [0]: the last "not a response" decision, [1]: the last response
+	kind cursor.EventKind
+}
+
+// responseKind is ResponseKind(eventType, dataPrefix, truncated), through
+// the memo.
+func (m *kindMemo) responseKind(eventType, dataPrefix []byte, truncated bool) cursor.EventKind {
+	return classify(eventType, dataPrefix, truncated, m.object)
+}
+
+// object is responseObject through the memo.
+func (m *kindMemo) object(obj string, truncated bool) cursor.EventKind {
+	if r := m.read[0]; len(r) > 0 && len(obj) >= len(r) && obj[:len(r)] == string(r) {
+		return cursor.KindOther
+	}
+	if r := m.read[1]; len(r) > 0 && len(obj) >= len(r) && obj[:len(r)] == string(r) {
+		return m.kind
+	}
+	k, read := responseObjectRead(obj, truncated)
+	switch {
+	case read == 0:
+	case k.IsResponse():
+		m.read[1] = append(m.read[1][:0], obj[:read]...)
+		m.kind = k
+	default:
+		m.read[0] = append(m.read[0][:0], obj[:read]...)
+	}
+	return k
+}
+
+// reset empties the memo, keeping its buffers.
+func (m *kindMemo) reset() {
+	m.read[0], m.read[1] = m.read[0][:0], m.read[1][:0]
 }

@@ -86,7 +86,7 @@ func (r *Rewriter) dispatch() (mint cursor.EventKind) {
 			// response, for its cursor; the stream tail's kind, when
 			// lastIDOnly, is Classify's, of the call's last event with an
 			// ID only (classifyLastID).
-			mint = ResponseKind(ev.Type, ev.Data, ev.Truncated)
+			mint = r.memo.responseKind(ev.Type, ev.Data, ev.Truncated)
 		}
 		if r.minting && ev.HasID && !r.pend.on {
 			// An ID that went out in place (dispatchHeld records a held

@@ -208,11 +208,38 @@ func TestResponseKindDoesNotAllocate(t *testing.T) {
 // responseObjectWhole is responseObject without its window: obj's members
 // read in one pass.
 func responseObjectWhole(obj string, truncated bool) cursor.EventKind {
-	kind, decided, id := responseMembers(obj)
-	if !decided && (id || truncated) {
+	kind, read, id := responseMembers(obj)
+	if read == 0 && (id || truncated) {
 		return cursor.KindResponse
 	}
 	return kind
+}
+
+// fuzzMemo carries decisions from one fuzz input to the next.
+var fuzzMemo kindMemo
+
+// TestKindMemo checks the memo on streams of alike messages: every
+// decision is ResponseKind's, whatever it remembers from the earlier ones.
+func TestKindMemo(t *testing.T) {
+	var m kindMemo
+	shapes := []string{goResult, goNilResult, goError, goNotification, goRequest, tsResult, tsError, tsNotification,
+		tsRequest, pyResult, pyError, pyNotification, pyRequest, pySpaced, respJSON, notifJSON, reqJSON,
+		`{"jsonrpc":"2.0","method":"x","result":1}`, `{"jsonrpc":"2.0","method":1}`, `{"jsonrpc":"2.0","method":12}`,
+		`{"jsonrpc":"2.0","result":tru`, `{"jsonrpc":"2.0","result":true}`, "[" + goNotification + "," + goResult + "]"}
+	for round := range 3 {
+		for _, s := range shapes {
+			for cut := 0; cut <= len(s); cut++ {
+				in := []byte(s[:cut])
+				if round == 1 {
+					in = []byte(s[len(s)-cut:])
+				}
+				truncated := cut < len(s)
+				if got, want := m.responseKind(nil, in, truncated), ResponseKind(nil, in, truncated); got != want {
+					t.Fatalf("responseKind(%q, truncated %v) = %v, ResponseKind says %v", in, truncated, got, want)
+				}
+			}
+		}
+	}
 }
 
 // FuzzResponseKind checks that any data prefix classifies without
@@ -220,8 +247,8 @@ func responseObjectWhole(obj string, truncated bool) cursor.EventKind {
 // event type is KindOther, and, for valid JSON (encoding/json decides), that
 // ResponseKind agrees with the oracle on the whole data and every prefix of
 // it, and with Classify unless "method" comes before "result" or "error";
-// and that reading an object's first responseWindow bytes first changes
-// nothing, on any data.
+// and that reading an object's first responseWindow bytes first, or a memo
+// of earlier decisions, changes nothing, on any data.
 func FuzzResponseKind(f *testing.F) {
 	for _, s := range []string{respJSON, notifJSON, reqJSON, "[" + respJSON + "," + notifJSON + "]", `{"a":[{"b":"\"`, "[[[[", `{"id":`,
 		goNilResult, goError, tsResult, tsNotification, pyNotification, "[" + goError + "," + goNotification + "]",
@@ -246,6 +273,14 @@ func FuzzResponseKind(f *testing.F) {
 			}
 		}
 		k := ResponseKind(nil, data, truncated)
+		// The memo, primed with the seeds and this data, cut and whole,
+		// decides as ResponseKind does.
+		for _, in := range [][]byte{[]byte(respJSON), []byte(notifJSON), data, data[:len(data)/2], data, []byte(goError), data} {
+			tr := truncated || len(in) < len(data)
+			if got, want := fuzzMemo.responseKind(nil, in, tr), ResponseKind(nil, in, tr); got != want {
+				t.Fatalf("memo: responseKind(%q, truncated %v) = %v, ResponseKind says %v", in, tr, got, want)
+			}
+		}
 		if k != cursor.KindOther && !k.IsResponse() {
 			t.Fatalf("ResponseKind(%q) = %v", data, k)
 		}

@@ -116,6 +116,9 @@ type Rewriter struct {
 
 	// lastIDOnly: classify only the last event with an ID of each call.
 	lastIDOnly bool
+	// memo makes the minting decision (ResponseKind) cheap for events that
+	// start like an earlier one.
+	memo kindMemo
 
 	// Per Rewrite call.
 	events []Event
@@ -150,6 +153,7 @@ func NewRewriter(t cursor.Transport, maxLineBytes int) *Rewriter {
 		id:     value{buf: make([]byte, 0, 64)},
 		evType: value{buf: make([]byte, 0, 32)},
 		data:   make([]byte, 0, DataPrefixBytes+1),
+		memo:   kindMemo{read: [2][]byte{make([]byte, 0, 64), make([]byte, 0, 64)}},
 	}
 	r.Reset(t, maxLineBytes)
 	return r
@@ -175,7 +179,9 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 		data:       r.data[:0],
 		events:     r.events[:0],
 		arena:      r.arena[:0],
+		memo:       r.memo,
 	}
+	r.memo.reset()
 }
 
 // Events returns the events dispatched during the last Rewrite call, in
@@ -201,8 +207,8 @@ func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
 // kind is ResponseKind of the event's type and data (which differs from its
 // Kind only for a message with "method" before "result" or "error", not
 // valid JSON-RPC: such a cursor stays plain) and prev the upstream ID of the
-// stream's previous event with an ID (see Resume). The line keeps its own bytes otherwise:
-// field name, colon, optional space and line ending. An id line that already
+// stream's previous event with an ID (see Resume). The line keeps its own
+// bytes otherwise: field name, colon, optional space and line ending. An id line that already
 // ends its event (C#, Rust rmcp) thus stays where it is. A compliant SSE
 // client applies an event's id only at dispatch, so it cannot observe the
 // move. The rare bytes written elsewhere are:
