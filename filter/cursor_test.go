@@ -228,21 +228,28 @@ func TestLegacySessionFromEndpointWhole(t *testing.T) {
 	})
 }
 
-// TestDecisionLogLine: every judged request logs one info line with the
-// session tag, the decision and whether it was a resume.
+// TestDecisionLogLine: every judged request logs one decision line with the
+// session tag, the decision and whether it was a resume: refusals at info,
+// resumes that pass at debug (Envoy's default info level shows none of
+// those).
 func TestDecisionLogLine(t *testing.T) {
 	onlyDriver(t, native, func(t *testing.T, h *harness) {
 		h.start(mintConfig)
 		h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-1"}, [2]string{"last-event-id", "http:e-9"})
 		h.request("GET", "/mcp", [2]string{"last-event-id", "sse:e-9"})
-		logs := strings.Join(h.d.logs(logInfo), "\n")
-		for _, want := range []string{
-			"decision session=" + cursor.SessionTag("s-1") + " decision=stripped resume=true reason=unknown_cursor",
-			"decision session=none decision=reinit:cross_transport resume=true reason=cross_transport",
+		for _, c := range []struct {
+			level logLevel
+			want  string
+		}{
+			{logDebug, "decision session=" + cursor.SessionTag("s-1") + " decision=stripped resume=true reason=unknown_cursor"},
+			{logInfo, "decision session=none decision=reinit:cross_transport resume=true reason=cross_transport"},
 		} {
-			if !strings.Contains(logs, want) {
-				t.Errorf("info log lacks %q:\n%s", want, logs)
+			if logs := strings.Join(h.d.logs(c.level), "\n"); !strings.Contains(logs, c.want) {
+				t.Errorf("level %d log lacks %q:\n%s", c.level, c.want, logs)
 			}
+		}
+		if strings.Contains(strings.Join(h.d.logs(logInfo), "\n"), "decision=stripped") {
+			t.Error("a resume that passed was logged at info")
 		}
 	})
 }

@@ -76,6 +76,8 @@ func (d *nativeDriver) logs(level logLevel) []string {
 		return d.host.GetCriticalLogs()
 	case logInfo:
 		return d.host.GetInfoLogs()
+	case logDebug:
+		return d.host.GetDebugLogs()
 	}
 	return nil
 }

@@ -258,6 +258,7 @@ var slogLevels = map[logLevel]slog.Level{
 	logError:    slog.LevelError,
 	logCritical: slog.LevelError + 4,
 	logInfo:     slog.LevelInfo,
+	logDebug:    slog.LevelDebug,
 }
 
 func (c *logCapture) Enabled(context.Context, slog.Level) bool { return true }

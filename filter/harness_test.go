@@ -92,6 +92,7 @@ const (
 	logError
 	logCritical
 	logInfo
+	logDebug
 )
 
 // harness drives the plugin through one driver.

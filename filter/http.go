@@ -218,10 +218,11 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 	return types.ActionPause
 }
 
-// logDecision writes the info line of a judged request: every resume (a
-// request with a cursor) and every refusal. Requests without a cursor that
-// pass are not logged: they are the ordinary traffic. The line is built in
-// the plugin's reused buffer: a resume allocates nothing for it.
+// logDecision writes the decision line of a judged request: every refusal at
+// info level, every resume (a request with a cursor) that passes at debug.
+// Requests without a cursor that pass are not logged: they are the ordinary
+// traffic. The line is built in the plugin's reused buffer: a resume
+// allocates nothing for it.
 //
 //	mcp-resume-guard: decision session=1a2b3c4d decision=rewound resume=true reason=drain_race from=cursor route_transport=http
 func (h *httpContext) logDecision(d cursor.Decision) {
@@ -257,7 +258,14 @@ func (h *httpContext) logDecision(d cursor.Decision) {
 	b = append(b, " route_transport="...)
 	b = append(b, h.transport.String()...)
 	p.logBuf = b[:0]
-	logInfoBytes(b)
+	if d.Action == cursor.Reinit {
+		logInfoBytes(b)
+	} else {
+		// Resumes that pass are ordinary after a cut: Envoy shows them at
+		// debug (--component-log-level wasm:debug), and its default info
+		// level writes nothing for them.
+		logDebugBytes(b)
+	}
 }
 
 func (h *httpContext) countReinit(r cursor.Reason) {

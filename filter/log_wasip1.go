@@ -13,3 +13,6 @@ import (
 // absl::string_view copy into the log sink), so a view of the caller's
 // reused buffer is enough.
 func logInfoBytes(b []byte) { proxywasm.LogInfo(unsafe.String(unsafe.SliceData(b), len(b))) }
+
+// logDebugBytes logs b at debug level without copying it (see logInfoBytes).
+func logDebugBytes(b []byte) { proxywasm.LogDebug(unsafe.String(unsafe.SliceData(b), len(b))) }
