@@ -1,5 +1,7 @@
 package cursor
 
+import "strconv"
+
 // Self-describing cursors (format version 1).
 //
 // A response event's tagged ID also says what the event was and which event
@@ -126,52 +128,12 @@ func AppendMinted(dst []byte, t Transport, id, prev []byte, k EventKind) []byte 
 	}
 	dst = append(dst, Version1...)
 	dst = append(dst, letter)
-	dst = appendUint(dst, len(id))
+	dst = strconv.AppendUint(dst, uint64(len(id)), 10)
 	dst = append(dst, '.')
-	dst = appendUint(dst, shared)
+	dst = strconv.AppendUint(dst, uint64(shared), 10)
 	dst = append(dst, '.')
 	dst = append(dst, id...)
 	return append(dst, prev[shared:]...)
-}
-
-// MintedLen returns len(AppendMinted(nil, t, id, prev, k)) without building it.
-func MintedLen(t Transport, id, prev []byte, k EventKind) int {
-	n := len(t.Prefix()) + len(id)
-	if !NeedsMint(id, k) {
-		return n
-	}
-	if k != KindResponse && k != KindError {
-		prev = nil
-	}
-	shared := 0
-	for shared < len(id) && shared < len(prev) && id[shared] == prev[shared] {
-		shared++
-	}
-	return n + len(Version1) + 1 + digits(len(id)) + 1 + digits(shared) + 1 + len(prev) - shared
-}
-
-func digits(n int) int {
-	d := 1
-	for n >= 10 {
-		n /= 10
-		d++
-	}
-	return d
-}
-
-// appendUint appends n in decimal without strconv (no allocation).
-func appendUint(dst []byte, n int) []byte {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			break
-		}
-	}
-	return append(dst, b[i:]...)
 }
 
 // ParseCursor reads a client's Last-Event-ID in one pass without allocating
