@@ -35,7 +35,6 @@ type httpContext struct {
 	hasSession bool // false when the request carries none (yet)
 	key        cursor.SessionKey
 	isDelete   bool
-	hadCursor  bool // the request carried a Last-Event-ID (a resume)
 	localReply bool // this stream's response is our own re-initialization
 
 	// Request-path facts a tombstone write needs (principal.go): whether the
@@ -98,7 +97,6 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	}
 	h.isDelete = method == "DELETE"
 	last := req.lastEventID
-	h.hadCursor = last != ""
 	if h.isDelete || last == "" && !h.hasSession {
 		// A DELETE passes to the upstream, which frees the session, and
 		// clears the record on its way back. A request with neither cursor
@@ -246,7 +244,7 @@ func (h *httpContext) logDecision(d cursor.Decision) {
 		b = append(b, "stripped"...)
 	}
 	b = append(b, " resume="...)
-	b = strconv.AppendBool(b, h.hadCursor)
+	b = strconv.AppendBool(b, d.Resume)
 	b = append(b, " reason="...)
 	b = append(b, d.Reason.String()...)
 	switch {
@@ -420,7 +418,6 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 		}
 	}
 	out, changed := rw.Rewrite(p.scratch[:0], chunk, eos)
-	out, changed = flushHeld(rw, out, changed, eos)
 	p.scratch = out[:0]
 	p.metrics.eventsTagged.add(rw.Tagged())
 	if rw.Overflowed() {

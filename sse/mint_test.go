@@ -656,3 +656,32 @@ func TestMintMCPStream(t *testing.T) {
 		compareLastIDOnly(t, chunks, true)
 	}
 }
+
+// TestNothingHeldAfterEndOrOverflow: once the stream ends, or overflows and
+// passes through, the Rewriter holds nothing back: every byte it consumed
+// is in its output. The filter relies on it (it forwards no Held() of its
+// own at the end of a stream).
+func TestNothingHeldAfterEndOrOverflow(t *testing.T) {
+	long := "id: " + string(bytes.Repeat([]byte("x"), 200)) + "\n"
+	for _, mint := range []bool{false, true} {
+		for _, tc := range []struct{ name, first, last string }{
+			{"cut id line at the end", "data: a\n\nid: e-", "1"},
+			{"held id line of an unterminated event", "id: e-1\ndata: {\"id\":1,\"result\":{}}\n", ""},
+			{"id value over the bound", "id: e-1\ndata: a\n", long + "\n"},
+		} {
+			r := NewRewriter(cursor.TransportHTTP, 64)
+			r.SetMint(mint)
+			out, _ := r.Rewrite(nil, []byte(tc.first), false)
+			out, _ = r.Rewrite(out, []byte(tc.last), tc.last != long+"\n")
+			if tc.last == long+"\n" && !r.Overflowed() {
+				t.Fatalf("mint=%v %s: the stream did not overflow", mint, tc.name)
+			}
+			if len(r.Held()) != 0 {
+				t.Fatalf("mint=%v %s: %q still held after the stream ended or overflowed", mint, tc.name, r.Held())
+			}
+			if !r.Overflowed() && len(out) < len(tc.first)+len(tc.last) {
+				t.Fatalf("mint=%v %s: %d bytes out of %d in", mint, tc.name, len(out), len(tc.first)+len(tc.last))
+			}
+		}
+	}
+}
