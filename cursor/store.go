@@ -57,8 +57,9 @@ type Store struct {
 	conflicts int        // CAS mismatches retried since the last TakeConflicts
 	prefix    []byte     // KeyPrefix + Slots + "/", built on first use
 	buf       []byte     // scratch for encoding records
-	keys      [2][]byte  // scratch for the keys of a session's two slots
+	keys      [3][]byte  // scratch for the keys of a session's two slots and its tombstone bucket
 	recs      [2]decoded // scratch records of a session's two slots
+	tombs     Tombstones // scratch of TombstonesOf
 }
 
 // decoded is a record decoded into scratch memory the Store reuses: the
@@ -112,19 +113,44 @@ func (s *Store) candidates(k SessionKey) (uint32, uint32) {
 	return a, b
 }
 
-// slotKey builds the key of slot i of table t in dst.
+// slotKey builds the key of slot i of table t in dst, which is nil or a key
+// slotKey built before: the prefix of the previous key of the same table is
+// kept, only the digits are written again (in the VM every byte copied is a
+// loop iteration, and this is on the path of every request with a session).
 func (s *Store) slotKey(dst []byte, t table, i uint32) []byte {
 	if len(s.prefix) == 0 {
 		s.prefix = strconv.AppendUint([]byte(KeyPrefix), uint64(s.Slots), 10)
 		s.prefix = append(s.prefix, '/')
 	}
-	dst = append(append(dst[:0], s.prefix...), byte(t), '/')
-	return strconv.AppendUint(dst, uint64(i), 10)
+	n := len(s.prefix) + 2
+	if len(dst) < n || dst[n-2] != byte(t) {
+		dst = append(append(dst[:0], s.prefix...), byte(t), '/')
+	}
+	return appendUint32(dst[:n], i)
+}
+
+// appendUint32 appends the decimal form of v to dst (strconv.AppendUint
+// without its general-purpose paths).
+func appendUint32(dst []byte, v uint32) []byte {
+	var d [10]byte
+	i := len(d)
+	for {
+		i--
+		d[i] = byte('0' + v%10)
+		if v /= 10; v == 0 {
+			break
+		}
+	}
+	return append(dst, d[i:]...)
 }
 
 // get reads slot i of table t; its key is built in the scratch buffer of
-// candidate c (0 or 1), valid until the next read of that candidate.
+// candidate c (0 or 1) of records, or in the tombstone table's own, and is
+// valid until the next read of that buffer.
 func (s *Store) get(c int, t table, i uint32) (key, value []byte, cas uint32, err error) {
+	if t == tableTombstones {
+		c = len(s.keys) - 1
+	}
 	s.keys[c] = s.slotKey(s.keys[c], t, i)
 	value, cas, err = s.Data.Get(s.keys[c])
 	return s.keys[c], value, cas, err

@@ -109,7 +109,8 @@ func (s *Store) bucketOf(k SessionKey) uint32 {
 }
 
 // Tombstones are the tombstones of one session, as read by TombstonesOf:
-// one entry per principal whose request was refused, live or expired.
+// one entry per principal whose request was refused, live or expired. A nil
+// *Tombstones is a session without any.
 type Tombstones struct {
 	n         int
 	principal [bucketEntries]Principal
@@ -119,11 +120,14 @@ type Tombstones struct {
 // Any reports whether the session has any tombstone at all (any principal,
 // live or expired): the guard wrote one only for a session the upstream had
 // answered.
-func (t *Tombstones) Any() bool { return t.n > 0 }
+func (t *Tombstones) Any() bool { return t != nil && t.n > 0 }
 
 // Until returns until when the session is tombstoned for principal p, and
 // whether it has a tombstone for p at all (live or expired).
 func (t *Tombstones) Until(p Principal) (until uint32, found bool) {
+	if t == nil {
+		return 0, false
+	}
 	for i := 0; i < t.n; i++ {
 		if t.principal[i] == p {
 			return t.until[i], true
@@ -135,27 +139,32 @@ func (t *Tombstones) Until(p Principal) (until uint32, found bool) {
 // TombstonesOf reads the tombstones of session k: one shared-data read, a
 // miss while k's bucket was never written. It needs no clock and no
 // principal, so a caller on the hot path reads the credential header and the
-// time only when the session has a tombstone.
-func (s *Store) TombstonesOf(k SessionKey) (Tombstones, error) {
-	var t Tombstones
+// time only when the session has a tombstone. The result is nil when k has
+// none, else the store's scratch memory, valid until the next TombstonesOf.
+func (s *Store) TombstonesOf(k SessionKey) (*Tombstones, error) {
 	_, v, _, err := s.get(0, tableTombstones, s.bucketOf(k))
-	if isNotFound(err) {
-		return t, nil
-	}
 	if err != nil {
-		return t, err
+		if isNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
 	}
 	// Scan in place: a bucket decoded into a local would copy 200 bytes.
 	if len(v) < 1 || v[0] != bucketMarker || (len(v)-1)%tombEntryBytes != 0 {
-		return t, nil
+		return nil, nil
 	}
 	fp := k.hi()
+	t := &s.tombs
+	t.n = 0
 	for p := v[1:]; len(p) >= tombEntryBytes && t.n < bucketEntries; p = p[tombEntryBytes:] {
 		if binary.LittleEndian.Uint64(p) == fp {
 			t.principal[t.n] = Principal(binary.LittleEndian.Uint64(p[8:]))
 			t.until[t.n] = binary.LittleEndian.Uint32(p[16:])
 			t.n++
 		}
+	}
+	if t.n == 0 {
+		return nil, nil
 	}
 	return t, nil
 }

@@ -11,6 +11,10 @@ import (
 //
 //   - Context::getHeaderMapValue answers entry[0] of map->get(key), the
 //     first value only ("TODO ... This is a potential security issue").
+//   - Context::getHeaderMapPairs (headerMapToPairs) iterates the map and
+//     hands over every entry, a repeated header as one pair per value: that
+//     is how the guard reads a guarded request's headers (headers.go), so it
+//     sees the repetition.
 //   - Context::replaceHeaderMapValue calls HeaderMapImpl::setCopy, which
 //     since Envoy 1.16 removes every entry of the key and adds one
 //     (source/common/http/header_map_impl.cc; the old replace-the-first
@@ -23,22 +27,8 @@ import (
 //
 // So the guard refuses such a request on a guarded route with 400 and a
 // JSON-RPC error naming the header, before anything is looked up or written:
-// nothing reaches the upstream and nothing is tombstoned.
-//
-// Detecting it costs one property read per header present: Envoy's
-// request.headers.<name> attribute joins every value with ","
-// (source/extensions/filters/common/expr/context.h, HeadersWrapper::operator[]
-// → HeaderUtility::getAllOfHeaderAsString), so it differs from the first
-// value exactly when the header is repeated — and then it is longer, by the
-// comma at least, so comparing sizes is enough (property_wasip1.go reads no
-// more). A host that does not answer the attribute is taken at its word (no
-// duplicate).
-
-// Serialized property paths (segments joined by NUL).
-const (
-	propLastEventIDs = "request\x00headers\x00last-event-id"
-	propSessionIDs   = "request\x00headers\x00mcp-session-id"
-)
+// nothing reaches the upstream and nothing is tombstoned. Detecting it costs
+// nothing beyond the map read the guard makes anyway.
 
 // ambiguousStatus is the HTTP status of a refused ambiguous request.
 const ambiguousStatus = 400
@@ -52,20 +42,13 @@ var (
 // duplicatedHeader returns the body of the refusal for the first judged
 // header req carries more than once, or nil.
 func duplicatedHeader(req *requestHeaders) (name string, body []byte) {
-	if req.hasLastEventID && repeated(propLastEventIDs, req.lastEventID) {
+	if req.lastEventIDs > 1 {
 		return "last-event-id", duplicateLastEventIDBody
 	}
-	if req.hasSessionHeader && repeated(propSessionIDs, req.sessionHeader) {
+	if req.sessionHeaders > 1 {
 		return "mcp-session-id", duplicateSessionIDBody
 	}
 	return "", nil
-}
-
-// repeated reports whether the header whose every value the property path
-// names holds more than the first value.
-func repeated(path, first string) bool {
-	n, ok := propertySize(path)
-	return ok && n != len(first)
 }
 
 // refuseAmbiguous answers an ambiguous request with 400.

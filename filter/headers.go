@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
@@ -8,11 +9,17 @@ import (
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 )
 
-// Request headers are read one value at a time, and only once the request
-// is known to be guarded. A single-value read costs one host call (plus one
-// re-entry into the guest's allocator when the header is present); reading
-// the whole map would cost a copy of every header and a [][2]string built
-// from them on every request the sidecar forwards, guarded or not.
+// A request's route is matched from the route name property and :path
+// alone, so an unguarded request costs one or two host calls (a single
+// value read is cheaper than a copy of the whole map, and most requests
+// through a sidecar are unguarded). A guarded request's headers are then
+// read in one more: one copy of the whole map (proxy_get_header_map_pairs),
+// scanned in place. Under a Wasm runtime every host call that returns data
+// costs a round trip into the guest's allocator: single-value reads of
+// :method, Last-Event-ID and Mcp-Session-Id plus a duplicate check cost four
+// such calls, and a single-value read can never show a repeated header
+// (Envoy's getHeaderMapValue answers the first value only), which the map
+// does.
 //
 // Values read from the host are only valid during the callback that read
 // them (the ABI glue reuses the buffers the host fills): everything kept on
@@ -27,20 +34,20 @@ type requestRoute struct {
 
 // matchRoute decides whether the request is guarded from the route name
 // property alone (when an entry names a route) and :path alone (when an
-// entry matches a prefix): an unguarded request costs one or two host calls.
-func matchRoute(cfg *config.Config) requestRoute {
+// entry matches a prefix).
+func matchRoute(p *pluginContext) requestRoute {
 	var r requestRoute
 	var routeName string
-	if cfg.NeedsRouteName() {
+	if p.matchByName {
 		if b, err := proxywasm.GetProperty(propRouteName); err == nil {
-			routeName = unsafe.String(unsafe.SliceData(b), len(b))
+			routeName = viewString(b)
 		}
 	}
-	if needsPath(cfg) {
+	if p.matchByPath {
 		r.path, _ = proxywasm.GetHttpRequestHeader(":path")
 		r.pathRead = true
 	}
-	r.transport = cfg.Match(routeName, r.path)
+	r.transport = p.cfg.Match(routeName, r.path)
 	return r
 }
 
@@ -55,39 +62,109 @@ func needsPath(cfg *config.Config) bool {
 }
 
 // requestHeaders are the request headers a guarded request is judged by.
+// Every field is host memory, valid during the callback only.
 type requestHeaders struct {
 	method, lastEventID string
 	// session is the request's session: Mcp-Session-Id or, on a legacy
-	// route, the sessionId (or session_id) query parameter. Like the other
-	// fields it is host memory, valid during the callback only.
+	// route, the sessionId (or session_id) query parameter.
 	session string
-	// sessionHeader is the first Mcp-Session-Id value; hasLastEventID and
-	// hasSessionHeader report whether the headers are present at all, even
-	// empty (ambiguous.go checks them for duplicates).
-	sessionHeader                    string
-	hasLastEventID, hasSessionHeader bool
+	// principal is the first value of the configured principal header
+	// (config.Config.PrincipalHeader); hasPrincipal reports whether it is
+	// present at all.
+	principal    string
+	hasPrincipal bool
+	// lastEventIDs and sessionHeaders count the Last-Event-ID and
+	// Mcp-Session-Id entries, empty ones too (ambiguous.go refuses more
+	// than one).
+	lastEventIDs, sessionHeaders int
 }
 
-// readRequestHeaders reads the headers of a guarded request. Like the
-// host's single-value lookup, each field takes the first value of its
-// header; a header the host cannot return reads as empty.
-func readRequestHeaders(r requestRoute) (h requestHeaders) {
-	h.method, _ = proxywasm.GetHttpRequestHeader(":method")
-	var err error
-	h.lastEventID, err = proxywasm.GetHttpRequestHeader("last-event-id")
-	h.hasLastEventID = err == nil
-	session, err := proxywasm.GetHttpRequestHeader("mcp-session-id")
-	h.sessionHeader, h.hasSessionHeader = session, err == nil
-	if session == "" && r.transport == cursor.TransportSSE {
-		path := r.path
-		if !r.pathRead {
-			path, _ = proxywasm.GetHttpRequestHeader(":path")
-		}
-		session = queryParam(path, "sessionId", "session_id")
+// readRequestHeaders reads the headers of a guarded request from one copy of
+// the request header map; each field takes the first value of its header,
+// as the host's single-value lookup would. ok is false when the host cannot
+// return the map or returns one that is malformed.
+func readRequestHeaders(r requestRoute, principalHeader string) (h requestHeaders, ok bool) {
+	pairs, ok := requestHeaderPairs()
+	if !ok {
+		return h, false
 	}
-	h.session = session
-	return h
+	path, ok := scanRequestHeaders(pairs, principalHeader, &h)
+	if !ok {
+		return h, false
+	}
+	if h.session == "" && r.transport == cursor.TransportSSE {
+		if r.pathRead {
+			path = r.path
+		}
+		h.session = queryParam(path, "sessionId", "session_id")
+	}
+	return h, true
 }
+
+// scanRequestHeaders fills h from pairs, a header map in the proxy-wasm
+// serialization (little-endian):
+//
+//	count uint32, then count × (key size uint32, value size uint32),
+//	then count × (key bytes, 0, value bytes, 0)
+//
+// and returns the first :path. Keys are compared exactly: Envoy's header
+// maps hold lower-case keys (LowerCaseString), and principalHeader is
+// lower-case (config.Config.PrincipalHeader). Most keys are skipped on their
+// length alone. An empty pairs is an empty map; ok is false when pairs does
+// not parse (h is then incomplete).
+func scanRequestHeaders(pairs []byte, principalHeader string, h *requestHeaders) (path string, ok bool) {
+	if len(pairs) < 4 {
+		return "", len(pairs) == 0
+	}
+	n := int(binary.LittleEndian.Uint32(pairs))
+	if n > (len(pairs)-4)/8 {
+		return "", false
+	}
+	sizes, data := pairs[4:4+8*n], pairs[4+8*n:]
+	pathSeen := false
+	for len(sizes) >= 8 {
+		kn := int(binary.LittleEndian.Uint32(sizes))
+		vn := int(binary.LittleEndian.Uint32(sizes[4:]))
+		sizes = sizes[8:]
+		if kn+vn+2 > len(data) {
+			return "", false
+		}
+		key, value := data[:kn], data[kn+1:kn+1+vn]
+		data = data[kn+vn+2:]
+		switch kn {
+		case len(":path"):
+			if !pathSeen && string(key) == ":path" {
+				path, pathSeen = viewString(value), true
+			}
+		case len(":method"):
+			if h.method == "" && string(key) == ":method" {
+				h.method = viewString(value)
+			}
+		case len("last-event-id"):
+			if string(key) == "last-event-id" {
+				if h.lastEventIDs == 0 {
+					h.lastEventID = viewString(value)
+				}
+				h.lastEventIDs++
+			}
+		case len("mcp-session-id"):
+			if string(key) == "mcp-session-id" {
+				if h.sessionHeaders == 0 {
+					h.session = viewString(value)
+				}
+				h.sessionHeaders++
+			}
+		}
+		if kn == len(principalHeader) && kn > 0 && !h.hasPrincipal && string(key) == principalHeader {
+			h.principal, h.hasPrincipal = viewString(value), true
+		}
+	}
+	return path, true
+}
+
+// viewString views b as a string without copying it (host memory: valid
+// during the callback only).
+func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // queryUnescape decodes a query parameter value as url.QueryUnescape does
 // ('+' is a space, %XX a byte); ok is false for a malformed escape. (The

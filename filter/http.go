@@ -85,11 +85,19 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		return action
 	}
 	// Guarded or not, from the route name or :path alone (headers.go).
-	route := matchRoute(&p.cfg)
+	route := matchRoute(p)
 	if h.transport = route.transport; h.transport == cursor.TransportNone {
 		return action
 	}
-	req := readRequestHeaders(route)
+	req, ok := readRequestHeaders(route, p.cfg.PrincipalHeader)
+	if !ok {
+		// The host could not hand over the request headers: nothing to
+		// judge the request by; it passes untouched and is counted.
+		p.metrics.failOpen.inc()
+		proxywasm.LogWarn("mcp-resume-guard: cannot read the request headers; request passes unguarded")
+		h.transport = cursor.TransportNone
+		return action
+	}
 	method := req.method
 	h.setSession(req.session) // its digest, kept for the response path
 	if name, body := duplicatedHeader(&req); body != nil {
@@ -118,7 +126,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		if terr == nil && !ts.Any() {
 			return action
 		}
-		until, found := ts.Until(h.principal())
+		until, found := ts.Until(h.requestPrincipal(&req))
 		if now, err = p.now(), terr; found && until >= now {
 			rec = &cursor.Record{Session: h.key, Tombstoned: true}
 		}
@@ -128,7 +136,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		// clock needed.
 	default:
 		now = p.now()
-		rec, h.known, err = p.store.LoadAs(h.key, h.principal(), now)
+		rec, h.known, err = p.store.LoadAs(h.key, h.requestPrincipal(&req), now)
 	}
 	if err != nil {
 		// Shared data failed: judge the request without a watermark, and
@@ -329,12 +337,18 @@ func (h *httpContext) logDetection(d cursor.Decision) {
 // OnHttpResponseHeaders implements types.HttpContext: it learns the session
 // of an initialize response, clears deleted sessions, and arms the SSE
 // rewriter on event-stream responses.
-func (h *httpContext) OnHttpResponseHeaders(int, bool) (action types.Action) {
+func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action types.Action) {
 	action = types.ActionContinue
 	defer h.failOpen(&action)
 	if h.transport == cursor.TransportNone || h.localReply {
 		// Our own local reply comes back through this callback (Envoy
 		// runs it through the encoder chain): leave it alone.
+		return action
+	}
+	if endOfStream && !h.isDelete {
+		// A response without a body (the 202 that answers every
+		// notification and client response POSTed): no event to tag, no
+		// header to read.
 		return action
 	}
 	p := h.plugin

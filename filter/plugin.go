@@ -26,10 +26,13 @@ func (*vmContext) NewPluginContext(uint32) types.PluginContext {
 // Callbacks of one VM never run concurrently, so plain fields are safe.
 type pluginContext struct {
 	types.DefaultPluginContext
-	cfg     config.Config
-	metrics metrics
-	store   cursor.Store
-	started bool
+	cfg config.Config
+	// matchByName and matchByPath say what matchRoute must read: whether
+	// any route entry names a route, whether any matches a path prefix.
+	matchByName, matchByPath bool
+	metrics                  metrics
+	store                    cursor.Store
+	started                  bool
 
 	scratch   []byte               // rewritten body chunks
 	held      []byte               // a copy of the rewriter's held-back bytes during a body callback
@@ -64,6 +67,7 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 		proxywasm.LogWarn(`mcp-resume-guard: no "routes" configured; every request passes untouched`)
 	}
 	p.cfg = cfg
+	p.matchByName, p.matchByPath = cfg.NeedsRouteName(), needsPath(&cfg)
 	p.metrics.define()
 	p.store = cursor.Store{Data: hostSharedData{}, Slots: uint32(cfg.MaxSessions), TTL: uint32(cfg.SessionTTLSeconds)}
 	for _, r := range []cursor.Reason{cursor.ReasonUnknown, cursor.ReasonUntagged, cursor.ReasonCrossTransport, cursor.ReasonDrainRace, cursor.ReasonTombstoned} {

@@ -22,15 +22,35 @@ import (
 //     tombstone's principal. A third party who knows a session ID but not
 //     its owner's credentials gets its own request refused, and writes
 //     nothing.
+//
+// In the request callback the header is already in hand (readRequestHeaders
+// scanned the map for it): requestPrincipal digests it from there.
 func (h *httpContext) principal() cursor.Principal {
 	if h.principalRead {
 		return h.principalKey
 	}
-	h.principalRead, h.principalKey = true, cursor.NoPrincipal
+	var v string
 	if name := h.plugin.cfg.PrincipalHeader; name != "" {
-		if v, err := proxywasm.GetHttpRequestHeader(name); err == nil && v != "" {
-			h.principalKey = cursor.PrincipalOf(v)
-		}
+		v, _ = proxywasm.GetHttpRequestHeader(name)
+	}
+	return h.setPrincipal(v)
+}
+
+// requestPrincipal is principal for the request callback, from the headers
+// it read.
+func (h *httpContext) requestPrincipal(req *requestHeaders) cursor.Principal {
+	if h.principalRead {
+		return h.principalKey
+	}
+	return h.setPrincipal(req.principal)
+}
+
+// setPrincipal makes the digest of v (cursor.NoPrincipal for "") the
+// stream's principal.
+func (h *httpContext) setPrincipal(v string) cursor.Principal {
+	h.principalRead, h.principalKey = true, cursor.NoPrincipal
+	if v != "" {
+		h.principalKey = cursor.PrincipalOf(v)
 	}
 	return h.principalKey
 }

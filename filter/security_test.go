@@ -186,11 +186,11 @@ func TestMadeUpSessionsCreateAndEvictNothing(t *testing.T) {
 	})
 }
 
-// TestDuplicateHeadersRefused: the plugin reads the first value of a
-// header, Envoy forwards every value; a request that repeats a judged header
-// is refused, nothing is tombstoned. (proxytest cannot carry a repeated
-// header's other values to the plugin: the embedded host answers Envoy's
-// request.headers.<name> attribute.)
+// TestDuplicateHeadersRefused: a single-value read sees the first value of
+// a header, Envoy forwards every value; a request that repeats a judged
+// header is refused, nothing is tombstoned. The plugin reads the whole map,
+// which holds every entry (Envoy's headerMapToPairs; the embedded host does
+// the same). Through the built .wasm only: the test compares shared data.
 func TestDuplicateHeadersRefused(t *testing.T) {
 	onlyDriver(t, wasm, func(t *testing.T, h *harness) {
 		h.start(testConfig)

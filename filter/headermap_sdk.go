@@ -1,0 +1,31 @@
+//go:build !wasip1
+
+package main
+
+import (
+	"encoding/binary"
+
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
+)
+
+// requestHeaderPairs returns the request header map in the ABI's serialized
+// form through the SDK (native tests: proxytest), every repeated header as
+// its own pair, as Envoy's headerMapToPairs hands it over.
+func requestHeaderPairs() ([]byte, bool) {
+	hs, err := proxywasm.GetHttpRequestHeaders()
+	if err != nil {
+		return nil, false
+	}
+	if len(hs) == 0 {
+		return nil, true
+	}
+	b := binary.LittleEndian.AppendUint32(nil, uint32(len(hs)))
+	for _, h := range hs {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(h[0])))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(h[1])))
+	}
+	for _, h := range hs {
+		b = append(append(append(append(b, h[0]...), 0), h[1]...), 0)
+	}
+	return b, true
+}
