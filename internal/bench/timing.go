@@ -25,43 +25,56 @@ func (p Pair) A() float64 { return median(p.ANs) }
 // B is B's median ns per unit.
 func (p Pair) B() float64 { return median(p.BNs) }
 
-// interleave runs a and b alternately, n operations each per round, in
-// ABBA order so that neither side always runs first, after one warm-up
-// round that is not counted.
+// interleave runs a and b alternately, n operations each per round, after
+// one warm-up round that is not counted. Within a round the two sides take
+// turns in blocks of about n/blocksPerRound operations, in ABBA order, and
+// the round's figure for each side is its total time over its total units:
+// on a shared machine whose speed drifts over tens of milliseconds (this
+// one's does by up to 2× within a second), a round of two long back-to-back
+// runs measures the drift as much as the plugins, while short alternating
+// blocks see the same machine.
 func interleave(a, b workload, n, rounds int) (Pair, error) {
 	var p Pair
-	timeIt := func(w workload) (float64, error) {
+	block := max(n/blocksPerRound, 1)
+	timeIt := func(w workload, ops int, ns *float64, units *int64) error {
 		start := time.Now()
-		units, err := w(n)
-		if err != nil {
-			return 0, err
-		}
-		return float64(time.Since(start).Nanoseconds()) / float64(max(units, 1)), nil
+		u, err := w(ops)
+		*ns += float64(time.Since(start).Nanoseconds())
+		*units += u
+		return err
 	}
 	for r := -1; r < rounds; r++ {
-		var an, bn float64
-		var err error
-		if r%2 == 0 {
-			if an, err = timeIt(a); err == nil {
-				bn, err = timeIt(b)
+		var ans, bns float64
+		var au, bu int64
+		for done, i := 0, 0; done < n; i++ {
+			ops := min(block, n-done)
+			done += ops
+			first, second := a, b
+			fns, sns, fu, su := &ans, &bns, &au, &bu
+			if i%2 == 1 {
+				first, second = b, a
+				fns, sns, fu, su = &bns, &ans, &bu, &au
 			}
-		} else {
-			if bn, err = timeIt(b); err == nil {
-				an, err = timeIt(a)
+			if err := timeIt(first, ops, fns, fu); err != nil {
+				return p, err
 			}
-		}
-		if err != nil {
-			return p, err
+			if err := timeIt(second, ops, sns, su); err != nil {
+				return p, err
+			}
 		}
 		if r < 0 {
 			continue // warm-up
 		}
+		an, bn := ans/float64(max(au, 1)), bns/float64(max(bu, 1))
 		p.ANs = append(p.ANs, an)
 		p.BNs = append(p.BNs, bn)
 		p.Rounds = append(p.Rounds, an/bn)
 	}
 	return p, nil
 }
+
+// blocksPerRound is how many turns each side of interleave takes per round.
+const blocksPerRound = 40
 
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
