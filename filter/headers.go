@@ -28,27 +28,62 @@ import (
 // requestRoute is what a request's route says about it.
 type requestRoute struct {
 	transport cursor.Transport // TransportNone: not guarded
-	path      string           // :path, when the configuration matched on it ("" otherwise)
-	pathRead  bool
+	// pairs is the serialized request header map when matching the route
+	// needed :path (host memory, valid during the callback only);
+	// pairsRead reports whether it was read, pairsOK whether that worked.
+	pairs              []byte
+	pairsRead, pairsOK bool
 }
 
 // matchRoute decides whether the request is guarded from the route name
-// property alone (when an entry names a route) and :path alone (when an
-// entry matches a prefix).
+// property (when an entry names a route) and the first :path (when an entry
+// matches a prefix), read from the header map: Envoy keeps pseudo-headers at
+// the front of it, so that scan stops after an entry or two. A map the host
+// cannot return matches no path prefix: the request passes.
 func matchRoute(p *pluginContext) requestRoute {
 	var r requestRoute
-	var routeName string
+	var routeName, path string
 	if p.matchByName {
 		if b, err := proxywasm.GetProperty(propRouteName); err == nil {
 			routeName = viewString(b)
 		}
 	}
 	if p.matchByPath {
-		r.path, _ = proxywasm.GetHttpRequestHeader(":path")
-		r.pathRead = true
+		r.pairs, r.pairsOK = requestHeaderPairs()
+		r.pairsRead = true
+		if r.pairsOK {
+			path = firstPath(r.pairs)
+		}
 	}
-	r.transport = p.cfg.Match(routeName, r.path)
+	r.transport = p.cfg.Match(routeName, path)
 	return r
+}
+
+// firstPath returns the value of the first :path entry of pairs (the
+// serialization scanRequestHeaders reads), "" when there is none or pairs
+// is malformed.
+func firstPath(pairs []byte) string {
+	if len(pairs) < 4 {
+		return ""
+	}
+	n := int(binary.LittleEndian.Uint32(pairs))
+	if n > (len(pairs)-4)/8 {
+		return ""
+	}
+	sizes, data := pairs[4:4+8*n], pairs[4+8*n:]
+	for len(sizes) >= 8 {
+		kn := int(binary.LittleEndian.Uint32(sizes))
+		vn := int(binary.LittleEndian.Uint32(sizes[4:]))
+		sizes = sizes[8:]
+		if kn+vn+2 > len(data) {
+			return ""
+		}
+		if kn == len(":path") && string(data[:kn]) == ":path" {
+			return viewString(data[kn+1 : kn+1+vn])
+		}
+		data = data[kn+vn+2:]
+	}
+	return ""
 }
 
 // needsPath reports whether any route entry matches on a path prefix.
@@ -79,23 +114,24 @@ type requestHeaders struct {
 	lastEventIDs, sessionHeaders int
 }
 
-// readRequestHeaders reads the headers of a guarded request from one copy of
-// the request header map; each field takes the first value of its header,
-// as the host's single-value lookup would. ok is false when the host cannot
-// return the map or returns one that is malformed.
-func readRequestHeaders(r requestRoute, principalHeader string) (h requestHeaders, ok bool) {
-	pairs, ok := requestHeaderPairs()
-	if !ok {
+// readRequestHeaders reads the headers of a guarded request from the
+// request header map (the copy matchRoute read, or a new one); each field
+// takes the first value of its header, as the host's single-value lookup
+// would. ok is false when the host cannot return the map or returns one
+// that is malformed.
+func readRequestHeaders(r *requestRoute, principalHeader string) (h requestHeaders, ok bool) {
+	if !r.pairsRead {
+		r.pairs, r.pairsOK = requestHeaderPairs()
+		r.pairsRead = true
+	}
+	if !r.pairsOK {
 		return h, false
 	}
-	path, ok := scanRequestHeaders(pairs, principalHeader, &h)
+	path, ok := scanRequestHeaders(r.pairs, principalHeader, &h)
 	if !ok {
 		return h, false
 	}
 	if h.session == "" && r.transport == cursor.TransportSSE {
-		if r.pathRead {
-			path = r.path
-		}
 		h.session = queryParam(path, "sessionId", "session_id")
 	}
 	return h, true

@@ -89,7 +89,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	if h.transport = route.transport; h.transport == cursor.TransportNone {
 		return action
 	}
-	req, ok := readRequestHeaders(route, p.cfg.PrincipalHeader)
+	req, ok := readRequestHeaders(&route, p.cfg.PrincipalHeader)
 	if !ok {
 		// The host could not hand over the request headers: nothing to
 		// judge the request by; it passes untouched and is counted.
@@ -338,19 +338,21 @@ func (h *httpContext) logDetection(d cursor.Decision) {
 // of an initialize response, clears deleted sessions, and arms the SSE
 // rewriter on event-stream responses.
 func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action types.Action) {
-	action = types.ActionContinue
-	defer h.failOpen(&action)
+	// Field tests only, before the deferred recovery (which costs its own
+	// call inside the VM) is armed: they cannot panic.
 	if h.transport == cursor.TransportNone || h.localReply {
 		// Our own local reply comes back through this callback (Envoy
 		// runs it through the encoder chain): leave it alone.
-		return action
+		return types.ActionContinue
 	}
 	if endOfStream && !h.isDelete {
 		// A response without a body (the 202 that answers every
 		// notification and client response POSTed): no event to tag, no
 		// header to read.
-		return action
+		return types.ActionContinue
 	}
+	action = types.ActionContinue
+	defer h.failOpen(&action)
 	p := h.plugin
 	// Single-value reads, not the whole map: under a Wasm runtime every
 	// host call that returns data costs a round trip into the guest's
@@ -517,6 +519,11 @@ func (h *httpContext) observe(events []sse.Event) {
 // its end (end_of_stream or trailers) with no response flag set at all
 // acknowledges its tail.
 func (h *httpContext) OnHttpStreamDone() {
+	if h.rw == nil && h.tail == nil {
+		// Nothing was armed (most streams): only the context goes back.
+		h.plugin.release(h)
+		return
+	}
 	defer h.plugin.release(h) // runs last, after failOpen recovered
 	defer h.failOpen(nil)
 	p := h.plugin
