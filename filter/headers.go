@@ -9,17 +9,18 @@ import (
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 )
 
-// A request's route is matched from the route name property and :path
-// alone, so an unguarded request costs one or two host calls (a single
-// value read is cheaper than a copy of the whole map, and most requests
-// through a sidecar are unguarded). A guarded request's headers are then
-// read in one more: one copy of the whole map (proxy_get_header_map_pairs),
-// scanned in place. Under a Wasm runtime every host call that returns data
-// costs a round trip into the guest's allocator: single-value reads of
-// :method, Last-Event-ID and Mcp-Session-Id plus a duplicate check cost four
-// such calls, and a single-value read can never show a repeated header
-// (Envoy's getHeaderMapValue answers the first value only), which the map
-// does.
+// A request's headers are read in one host call: one copy of the whole map
+// (proxy_get_header_map_pairs), scanned in place. Under a Wasm runtime every
+// host call that returns data costs a round trip into the guest's
+// allocator: single-value reads of :path, :method, Last-Event-ID and
+// Mcp-Session-Id plus a duplicate check cost five such calls, and a
+// single-value read can never show a repeated header (Envoy's
+// getHeaderMapValue answers the first value only), which the map does.
+// Whether the request is guarded is decided from the route name property
+// (when an entry names a route) and the map's first :path (when an entry
+// matches a prefix; Envoy keeps pseudo-headers at the front of the map, so
+// that scan stops after an entry or two); only a guarded request's map is
+// scanned to the end.
 //
 // Values read from the host are only valid during the callback that read
 // them (the ABI glue reuses the buffers the host fills): everything kept on
@@ -157,7 +158,7 @@ func scanRequestHeaders(pairs []byte, principalHeader string, h *requestHeaders)
 		return "", false
 	}
 	sizes, data := pairs[4:4+8*n], pairs[4+8*n:]
-	pathSeen := false
+	pathSeen, methodSeen := false, false
 	for len(sizes) >= 8 {
 		kn := int(binary.LittleEndian.Uint32(sizes))
 		vn := int(binary.LittleEndian.Uint32(sizes[4:]))
@@ -173,8 +174,8 @@ func scanRequestHeaders(pairs []byte, principalHeader string, h *requestHeaders)
 				path, pathSeen = viewString(value), true
 			}
 		case len(":method"):
-			if h.method == "" && string(key) == ":method" {
-				h.method = viewString(value)
+			if !methodSeen && string(key) == ":method" {
+				h.method, methodSeen = viewString(value), true
 			}
 		case len("last-event-id"):
 			if string(key) == "last-event-id" {

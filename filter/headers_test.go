@@ -65,7 +65,7 @@ func referencePairs(b []byte) (hs [][2]string, ok bool) {
 
 // referenceHeaders is what scanRequestHeaders must find in hs.
 func referenceHeaders(hs [][2]string, principal string) (h requestHeaders, path string) {
-	pathSeen := false
+	pathSeen, methodSeen := false, false
 	for _, e := range hs {
 		switch e[0] {
 		case ":path":
@@ -73,8 +73,8 @@ func referenceHeaders(hs [][2]string, principal string) (h requestHeaders, path 
 				path, pathSeen = e[1], true
 			}
 		case ":method":
-			if h.method == "" {
-				h.method = e[1]
+			if !methodSeen {
+				h.method, methodSeen = e[1], true
 			}
 		case "last-event-id":
 			if h.lastEventIDs == 0 {
@@ -110,6 +110,7 @@ func TestScanRequestHeaders(t *testing.T) {
 		{"principal off", [][2]string{{"authorization", "a"}, {"x-jwt-sub", "u"}}, ""},
 		{"principal the length of a judged header", [][2]string{{"x-session-ids", "a"}, {"last-event-id", "e"}}, "x-session-ids"},
 		{"empty key and value", [][2]string{{"", ""}, {"mcp-session-id", ""}}, "authorization"},
+		{"empty first method", [][2]string{{":method", ""}, {":method", "POST"}}, ""},
 		{"long values", [][2]string{{"mcp-session-id", strings.Repeat("s", 4096)}, {"authorization", strings.Repeat("j", 8192)}}, "authorization"},
 	} {
 		want, wantPath := referenceHeaders(c.hs, c.principal)
