@@ -16,8 +16,14 @@ func requestHeaderPairs() ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
+	return serializePairs(hs), true
+}
+
+// serializePairs is the proxy-wasm serialization of a header map, as
+// Envoy's exportPairs writes it (an empty map is no bytes at all).
+func serializePairs(hs [][2]string) []byte {
 	if len(hs) == 0 {
-		return nil, true
+		return nil
 	}
 	b := binary.LittleEndian.AppendUint32(nil, uint32(len(hs)))
 	for _, h := range hs {
@@ -27,5 +33,5 @@ func requestHeaderPairs() ([]byte, bool) {
 	for _, h := range hs {
 		b = append(append(append(append(b, h[0]...), 0), h[1]...), 0)
 	}
-	return b, true
+	return b
 }

@@ -19,23 +19,6 @@ func TestQueryUnescape(t *testing.T) {
 	}
 }
 
-// serializePairs is the proxy-wasm map serialization of hs, as Envoy's
-// exportPairs writes it.
-func serializePairs(hs [][2]string) []byte {
-	if len(hs) == 0 {
-		return nil
-	}
-	b := binary.LittleEndian.AppendUint32(nil, uint32(len(hs)))
-	for _, h := range hs {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(h[0])))
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(h[1])))
-	}
-	for _, h := range hs {
-		b = append(append(append(append(b, h[0]...), 0), h[1]...), 0)
-	}
-	return b
-}
-
 // referencePairs decodes a serialized map the slow, obvious way: ok is false
 // for anything that does not describe exactly its entries' bytes (trailing
 // bytes beyond the last entry are allowed, as the scanner allows them).
