@@ -58,8 +58,6 @@ type Decision struct {
 	// Kind is what is known of the cursor's event: from the tail that
 	// matched it, else from a minted cursor (KindOther when nothing is).
 	Kind EventKind
-	// Resume reports that the request carried a cursor (Last-Event-ID).
-	Resume bool
 }
 
 // Detected reports whether the decision found one of the conditions the seed
@@ -115,13 +113,6 @@ func (d Decision) Tombstones() bool {
 // and an idle cut after a delivered response looks exactly like a drain race
 // there; it rewinds when it can and otherwise only observes.
 func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
-	d := decide(route, cursor, rec, p)
-	d.Resume = cursor != ""
-	return d
-}
-
-// decide is Decide without Decision.Resume.
-func decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 	c, valid := ParseCursor(cursor)
 	t, id := c.Transport, c.ID
 	if id == "" || !valid {

@@ -323,9 +323,6 @@ func TestDecide(t *testing.T) {
 			if d.Detected() != tc.detected {
 				t.Errorf("Detected() = %v, want %v", d.Detected(), tc.detected)
 			}
-			if d.Resume != (tc.cursor != "") {
-				t.Errorf("Resume = %v for cursor %q", d.Resume, tc.cursor)
-			}
 			if d.FromCursor != tc.fromCursor {
 				t.Errorf("FromCursor = %v, want %v", d.FromCursor, tc.fromCursor)
 			}

@@ -99,7 +99,7 @@ const (
 // NeedsMint reports whether an event of kind k whose upstream ID is id gets
 // the minted form (AppendMinted) rather than the plain prefix+id.
 func NeedsMint(id []byte, k EventKind) bool {
-	return len(id) > 0 && (k == KindResponse || k == KindError || id[0] == '~')
+	return len(id) > 0 && (k.IsResponse() || id[0] == '~')
 }
 
 // AppendMinted appends the tagged ID of an event to dst: the minted form for

@@ -57,7 +57,8 @@ type Store struct {
 	conflicts int        // CAS mismatches retried since the last TakeConflicts
 	prefix    []byte     // KeyPrefix + Slots + "/", built on first use
 	buf       []byte     // scratch for encoding records
-	keys      [3][]byte  // scratch for the keys of a session's two slots and its tombstone bucket
+	keys      [2][]byte  // scratch for the keys of a session's two slots
+	bucketKey []byte     // scratch for the key of its tombstone bucket
 	recs      [2]decoded // scratch records of a session's two slots
 	tombs     Tombstones // scratch of TombstonesOf
 }
@@ -144,22 +145,19 @@ func appendUint32(dst []byte, v uint32) []byte {
 	return append(dst, d[i:]...)
 }
 
-// get reads slot i of table t; its key is built in the scratch buffer of
-// candidate c (0 or 1) of records, or in the tombstone table's own, and is
-// valid until the next read of that buffer.
-func (s *Store) get(c int, t table, i uint32) (key, value []byte, cas uint32, err error) {
-	if t == tableTombstones {
-		c = len(s.keys) - 1
-	}
-	s.keys[c] = s.slotKey(s.keys[c], t, i)
-	value, cas, err = s.Data.Get(s.keys[c])
-	return s.keys[c], value, cas, err
+// get reads slot i of table t with its key built in *key (a scratch buffer
+// that serves one table: the records' two candidates, the tombstone
+// buckets), valid until the next read through that buffer.
+func (s *Store) get(key *[]byte, t table, i uint32) ([]byte, []byte, uint32, error) {
+	*key = s.slotKey(*key, t, i)
+	value, cas, err := s.Data.Get(*key)
+	return *key, value, cas, err
 }
 
 // read reads record slot i as candidate c, decoding it into the scratch
 // record of candidate c (valid until the next decode of that candidate).
 func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
-	key, v, cas, err := s.get(c, tableRecords, i)
+	key, v, cas, err := s.get(&s.keys[c], tableRecords, i)
 	sl := slot{key: key, rec: s.scratch(c)}
 	switch {
 	case isNotFound(err):
@@ -334,25 +332,25 @@ func (s *Store) write(key []byte, cas uint32, missing bool) error {
 func (s *Store) Delete(k SessionKey, now uint32) error {
 	a, b := s.candidates(k)
 	for _, i := range [2]uint32{a, b} {
-		if err := s.free(tableRecords, i, k, now); err != nil {
+		if err := s.free(i, k, now); err != nil {
 			return err
 		}
 	}
 	return s.clearTombstones(k, now)
 }
 
-// free empties slot i of table t if it holds session k, retrying on CAS
+// free empties record slot i if it holds session k, retrying on CAS
 // conflicts.
-func (s *Store) free(t table, i uint32, k SessionKey, now uint32) error {
+func (s *Store) free(i uint32, k SessionKey, now uint32) error {
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		key, v, cas, err := s.get(0, t, i)
+		key, v, cas, err := s.get(&s.keys[0], tableRecords, i)
 		if isNotFound(err) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if !s.holds(t, v, k, now) {
+		if !s.holds(v, k, now) {
 			return nil
 		}
 		err = s.Data.Set(key, EmptySlot, cas)
@@ -364,8 +362,8 @@ func (s *Store) free(t table, i uint32, k SessionKey, now uint32) error {
 	return ErrContention
 }
 
-// holds reports whether value v of a slot of table t is a live entry of k.
-func (s *Store) holds(t table, v []byte, k SessionKey, now uint32) bool {
+// holds reports whether value v of a record slot is a live record of k.
+func (s *Store) holds(v []byte, k SessionKey, now uint32) bool {
 	ok, err := s.decode(0, v)
 	rec := s.scratch(0)
 	return err == nil && ok && rec.Session == k && !rec.Expired(now, s.TTL)

@@ -2,7 +2,6 @@ package cursor
 
 import (
 	"encoding/binary"
-	"errors"
 	"math"
 )
 
@@ -142,7 +141,7 @@ func (t *Tombstones) Until(p Principal) (until uint32, found bool) {
 // time only when the session has a tombstone. The result is nil when k has
 // none, else the store's scratch memory, valid until the next TombstonesOf.
 func (s *Store) TombstonesOf(k SessionKey) (*Tombstones, error) {
-	_, v, _, err := s.get(0, tableTombstones, s.bucketOf(k))
+	_, v, _, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
 	if err != nil {
 		if isNotFound(err) {
 			return nil, nil
@@ -213,7 +212,7 @@ func (s *Store) TombstoneAs(k SessionKey, p Principal, now uint32) error {
 	fp := k.hi()
 	var b bucket
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		key, v, cas, err := s.get(0, tableTombstones, s.bucketOf(k))
+		key, v, cas, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
 		missing := isNotFound(err)
 		if err != nil && !missing {
 			return err
@@ -278,7 +277,7 @@ func (s *Store) clearTombstones(k SessionKey, now uint32) error {
 	fp := k.hi()
 	var b bucket
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		key, v, cas, err := s.get(0, tableTombstones, s.bucketOf(k))
+		key, v, cas, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
 		if isNotFound(err) {
 			return nil
 		}
@@ -302,11 +301,9 @@ func (s *Store) clearTombstones(k SessionKey, now uint32) error {
 		}
 		b.n = n
 		s.buf = appendBucket(s.buf[:0], &b)
-		err = s.Data.Set(key, s.buf, cas)
-		if !errors.Is(err, ErrCASMismatch) {
+		if err := s.write(key, cas, false); err != errRetry {
 			return err
 		}
-		s.conflicts++
 	}
 	return ErrContention
 }

@@ -146,7 +146,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		rec, policy.Unknown = nil, cursor.UnknownForward
 	}
 	d := cursor.Decide(h.transport, last, rec, policy)
-	return h.apply(d, method, now)
+	return h.apply(d, method, last != "", now)
 }
 
 // setSession sets the stream's session: its shared-data key. session may be
@@ -158,9 +158,10 @@ func (h *httpContext) setSession(session string) {
 	}
 }
 
-// apply carries out a resume decision on the request; now is the time a
-// tombstone is written at (unused without a session).
-func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.Action {
+// apply carries out a resume decision on the request; resume reports that
+// it carried a cursor, now is the time a tombstone is written at (unused
+// without a session).
+func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now uint32) types.Action {
 	p := h.plugin
 	if d.Detected() {
 		if d.Reason == cursor.ReasonDrainRace {
@@ -177,7 +178,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 			// untagged_cursor: passthrough; when this stops moving, the
 			// rollout window is over.
 			p.metrics.untaggedPassthrough.inc()
-			h.logDecision(d)
+			h.logDecision(d, resume)
 		}
 		return types.ActionContinue
 	case cursor.ForwardCursor:
@@ -196,13 +197,13 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 		if d.Rewound {
 			p.metrics.rewinds.inc()
 		}
-		h.logDecision(d)
+		h.logDecision(d, resume)
 		return types.ActionContinue
 	}
 
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
-	h.logDecision(d)
+	h.logDecision(d, resume)
 	if h.hasSession && d.Tombstones() && h.known {
 		// Only a session the upstream served to this request's principal
 		// here is tombstoned, and only for that principal (principal.go).
@@ -231,7 +232,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, now uint32) types.
 // allocates nothing for it.
 //
 //	mcp-resume-guard: decision session=1a2b3c4d decision=rewound resume=true reason=drain_race from=cursor route_transport=http
-func (h *httpContext) logDecision(d cursor.Decision) {
+func (h *httpContext) logDecision(d cursor.Decision, resume bool) {
 	p := h.plugin
 	b := append(p.logBuf[:0], "mcp-resume-guard: decision session="...)
 	if h.hasSession {
@@ -252,7 +253,7 @@ func (h *httpContext) logDecision(d cursor.Decision) {
 		b = append(b, "stripped"...)
 	}
 	b = append(b, " resume="...)
-	b = strconv.AppendBool(b, d.Resume)
+	b = strconv.AppendBool(b, resume)
 	b = append(b, " reason="...)
 	b = append(b, d.Reason.String()...)
 	switch {
