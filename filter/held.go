@@ -18,11 +18,12 @@ import (
 // taken at the start of the callback is used, not Held() itself, which the
 // interrupted Rewrite may have left half-updated.
 func (h *httpContext) forwardHeldOnPanic() {
-	if !h.inBody || len(h.bodyHeld) == 0 {
+	held := h.bodyHeld
+	if len(held) == 0 {
 		return
 	}
-	h.inBody = false
-	h.restoreHeld(h.bodyHeld, "after an internal error")
+	h.bodyHeld = nil
+	h.restoreHeld(held, "after an internal error")
 }
 
 // restoreHeld puts the bytes the rewriter held back in front of the current
@@ -41,7 +42,3 @@ func (h *httpContext) restoreHeld(held []byte, why string) {
 		proxywasm.LogError("mcp-resume-guard: " + why + ", " + strconv.Itoa(len(held)) + " held-back bytes could not be restored: " + err.Error())
 	}
 }
-
-// bodyDone ends a response-body callback (deferred before failOpen, so it
-// runs after it).
-func (h *httpContext) bodyDone() { h.inBody, h.bodyHeld, h.heldSafe = false, nil, false }

@@ -46,9 +46,8 @@ type httpContext struct {
 
 	// bodyHeld is the copy of the rewriter's held-back bytes taken at the
 	// start of a response-body callback, until the chunk has been passed
-	// on: a panic in between forwards it (failOpen).
+	// on (nil after): a panic in between forwards it (failOpen).
 	bodyHeld []byte
-	inBody   bool
 	heldSafe bool // bodyHeld may go in front of the chunk (sse.Rewriter.HeldPrependable)
 
 	// Response stream state, set only for a rewritten SSE response, from
@@ -405,7 +404,6 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 // the chunk and, before the chunk leaves, records the stream's tail.
 func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Action) {
 	action = types.ActionContinue
-	defer h.bodyDone() // after failOpen, which may need what the callback holds
 	defer h.failOpen(&action)
 	if eos {
 		h.sawEOS = true
@@ -420,7 +418,7 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 	// go out in front of it as they came, never lost.
 	held := append(p.held[:0], rw.Held()...)
 	p.held = held[:0]
-	h.bodyHeld, h.inBody, h.heldSafe = held, true, rw.HeldPrependable()
+	h.bodyHeld, h.heldSafe = held, rw.HeldPrependable()
 	if len(held) > 0 {
 		faultPoint(faultBodyWithHeld)
 	}
@@ -447,8 +445,8 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) (action types.Actio
 			// The chunk goes out as it came, after what was held back.
 			h.abandon(held, "cannot replace the response body: "+err.Error())
 		}
-		h.inBody = false // the host buffer no longer holds the chunk as it came
 	}
+	h.bodyHeld = nil // passed on: nothing to put back any more
 	return action
 }
 
@@ -459,7 +457,7 @@ func (h *httpContext) abandon(held []byte, why string) {
 	p := h.plugin
 	p.metrics.failOpen.inc()
 	h.rw = nil // OnHttpStreamDone no longer returns it to the pool: it may hold the chunk
-	h.inBody = false
+	h.bodyHeld = nil
 	if len(held) > 0 {
 		h.restoreHeld(held, why)
 	}
