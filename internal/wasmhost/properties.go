@@ -91,9 +91,6 @@ func (vm *VM) property(path []byte, scratch []byte) (val []byte, str string, st 
 		case "request\x00headers":
 			return s.reqHeaders.AppendSerialized(vm.scratch[:0]), "", StatusOK
 		}
-		if key, ok := strings.CutPrefix(string(path), "request\x00headers\x00"); ok {
-			return s.reqHeaderValues(key, vm.scratch[:0])
-		}
 		switch string(path) {
 		case "response\x00headers":
 			if s.respHeaders == nil {
@@ -141,28 +138,6 @@ func nonEmpty(v string) ([]byte, string, Status) {
 		return nil, "", StatusNotFound
 	}
 	return nil, v, StatusOK
-}
-
-// reqHeaderValues answers request.headers.<key> as Envoy does: every value
-// of the (lowercased) key joined with ",", NOT_FOUND when there is none
-// (source/extensions/filters/common/expr/context.h HeadersWrapper::operator[]
-// → HeaderUtility::getAllOfHeaderAsString).
-func (s *Stream) reqHeaderValues(key string, dst []byte) ([]byte, string, Status) {
-	key = lowerASCII(key)
-	n := 0
-	for _, e := range s.reqHeaders {
-		if e.Key == key {
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, e.Value...)
-			n++
-		}
-	}
-	if n == 0 {
-		return nil, "", StatusNotFound
-	}
-	return dst, "", StatusOK
 }
 
 func (s *Stream) reqHeaderProp(key string) ([]byte, string, Status) {
