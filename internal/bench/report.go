@@ -19,6 +19,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.Sessions, DefaultMaxSessions, r.Request.A(), r.Request.B(), f.RequestOverheadRatio, rounds(r.Request.Rounds))
 	p("request on a tombstone table that has seen %d tombstones (max_sessions %d, every one of %d buckets written): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
 		r.TombstonesWritten, r.TombstoneMaxSessions, r.TombstoneBuckets, r.RequestTombstones.A(), r.RequestTombstones.B(), f.RequestTombstonesRatio, rounds(r.RequestTombstones.Rounds))
+	p("the same guard on that table against one whose table is empty: %.0f vs %.0f ns -> ratio %.3f (rounds %s)",
+		r.TombstonesVsEmpty.A(), r.TombstonesVsEmpty.B(), r.TombstonesVsEmpty.Ratio(), rounds(r.TombstonesVsEmpty.Rounds))
 	p("resume (GET, session, tagged cursor of its last event): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
 		r.Resume.A(), r.Resume.B(), f.ResumeOverheadRatio, rounds(r.Resume.Rounds))
 	p("guard against the floor (only the host calls the guard cannot do without): request %.0f vs %.0f ns -> %.3f (rounds %s); resume %.0f vs %.0f ns -> %.3f (rounds %s); SSE %.0f vs %.0f MB/s -> %.3f",
