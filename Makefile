@@ -66,7 +66,7 @@ run: build
 	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
 	$(GUARDPROXY) -wasm $(WASM) -envoy $(ENVOY) $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'$(if $(ARGS), $(ARGS))
 
-## bench: the plugin side by side with its baselines and floor in the embedded host (about 7 minutes on a busy 2-core machine); ends with one BENCH line per figure
+## bench: the plugin side by side with its baselines and floor in the embedded host (about 4 minutes on a 2-core machine); ends with one BENCH line per figure
 bench: build
 	$(GO) run ./internal/tools/bench -dir $(BUILD)
 
