@@ -88,6 +88,9 @@ func (r *Rewriter) dispatch() (mint cursor.EventKind) {
 			// ID only (classifyLastID).
 			mint = r.memo.responseKind(ev.Type, ev.Data, ev.Truncated)
 		}
+		if ev.HasID {
+			r.lastIDMint = mint
+		}
 		if r.minting && ev.HasID && !r.pend.on {
 			// An ID that went out in place (dispatchHeld records a held
 			// one after minting it).
@@ -157,10 +160,18 @@ func kindOf(hasID bool, evType, data []byte, truncated bool) cursor.EventKind {
 // classifyLastID classifies the last event of this call that carries an
 // ID (ClassifyLastIDOnly); its Type and Data are exactly what dispatch
 // would have classified.
+//
+// When minting already found it a response, that is Classify's answer too
+// (ResponseKind says "response" only where Classify does: FuzzResponseKind
+// holds them to it), and the data is not parsed a second time.
 func (r *Rewriter) classifyLastID() {
 	for i := len(r.events) - 1; i >= 0; i-- {
 		if ev := &r.events[i]; ev.HasID {
-			ev.Kind = kindOf(true, ev.Type, ev.Data, ev.Truncated)
+			if r.lastIDMint == cursor.KindResponse {
+				ev.Kind = cursor.KindResponse
+			} else {
+				ev.Kind = kindOf(true, ev.Type, ev.Data, ev.Truncated)
+			}
 			return
 		}
 	}

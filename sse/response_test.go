@@ -281,8 +281,14 @@ func FuzzResponseKind(f *testing.F) {
 				t.Fatalf("memo: responseKind(%q, truncated %v) = %v, ResponseKind says %v", in, tr, got, want)
 			}
 		}
-		if k != cursor.KindOther && !k.IsResponse() {
-			t.Fatalf("ResponseKind(%q) = %v", data, k)
+		// The rewriter takes a "response" here as Classify's answer for
+		// the stream tail (classifyLastID).
+		for _, typ := range [][]byte{nil, []byte("message")} {
+			if ResponseKind(typ, data, truncated) == cursor.KindResponse {
+				if c := Classify(typ, data, truncated); c != cursor.KindResponse {
+					t.Fatalf("ResponseKind(%q, %q) is a response, Classify says %v", typ, data, c)
+				}
+			}
 		}
 		if k2 := ResponseKind([]byte("message"), data, truncated); k2 != k {
 			t.Fatalf("ResponseKind(%q): %v without a type, %v with \"message\"", data, k, k2)

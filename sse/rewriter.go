@@ -116,6 +116,9 @@ type Rewriter struct {
 
 	// lastIDOnly: classify only the last event with an ID of each call.
 	lastIDOnly bool
+	// lastIDMint is the minting decision (ResponseKind) of this call's last
+	// event with an ID, KindOther when none was made for it.
+	lastIDMint cursor.EventKind
 	// memo makes the minting decision (ResponseKind) cheap for events that
 	// start like an earlier one.
 	memo kindMemo
@@ -644,6 +647,7 @@ func (r *Rewriter) releaseEvents() {
 	}
 	r.events = r.events[:0]
 	r.arena = r.arena[:0]
+	r.lastIDMint = cursor.KindOther
 }
 
 // clearStale zeroes the slots past this call's events that still hold an
