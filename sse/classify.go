@@ -196,6 +196,12 @@ func responseObjectRead(obj string, truncated bool) (cursor.EventKind, int) {
 			return k, read
 		}
 	}
+	return responseWhole(obj, truncated)
+}
+
+// responseWhole is responseObjectRead without its window: obj's members read
+// in one pass.
+func responseWhole(obj string, truncated bool) (cursor.EventKind, int) {
 	kind, read, id := responseMembers(obj)
 	if read == 0 && (id || truncated) {
 		return cursor.KindResponse, 0
