@@ -64,10 +64,6 @@ type Config struct {
 	MaxSessions       int
 	SessionTTLSeconds int
 	MaxLineBytes      int
-	// MintCursors: response events get self-describing IDs (cursor.AppendMinted).
-	// Off during the first phase of a rolling upgrade: every replica parses
-	// minted cursors before any replica mints them.
-	MintCursors bool
 	// PrincipalHeader names the request header whose value (its digest,
 	// never the value) binds a tombstone to the credentials that were
 	// refused; "" binds tombstones to the session alone.
@@ -85,7 +81,6 @@ func Default() Config {
 		SessionTTLSeconds: DefaultSessionTTLSeconds,
 		MaxLineBytes:      DefaultMaxLineBytes,
 		Policy:            cursor.Policy{Unacked: cursor.UnackedRewind, Minting: true},
-		MintCursors:       true,
 		PrincipalHeader:   DefaultPrincipalHeader,
 	}
 }
@@ -149,7 +144,6 @@ func Parse(data []byte) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	c.Policy.Minting = c.MintCursors // the decision knows every response is minted
 	return c, nil
 }
 
@@ -186,7 +180,7 @@ func (c *Config) set(key string, v gjson.Result) error {
 	case "max_line_bytes":
 		return integer(key, v, &c.MaxLineBytes, MinMaxLineBytes, MaxMaxLineBytes)
 	case "mint_cursors":
-		return boolean(key, v, &c.MintCursors)
+		return boolean(key, v, &c.Policy.Minting)
 	case "principal_header":
 		return headerName(key, v, &c.PrincipalHeader)
 	}

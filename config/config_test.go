@@ -45,8 +45,8 @@ func TestParseValid(t *testing.T) {
 		{"unknown_reinit", `{"unknown_cursor":"reinit"}`, with(func(c *Config) { c.Policy.Unknown = cursor.UnknownReinit })},
 		{"legacy_reply", `{"legacy_reinit":"reply"}`, with(func(c *Config) { c.LegacyReinit = LegacyReply })},
 		{"legacy_drop_cursor", `{"legacy_reinit":"drop_cursor"}`, with(func(c *Config) { c.LegacyReinit = LegacyDropCursor })},
-		{"mint_off", `{"mint_cursors":false}`, with(func(c *Config) { c.MintCursors, c.Policy.Minting = false, false })},
-		{"mint_on", `{"mint_cursors":true}`, with(func(c *Config) { c.MintCursors = true })},
+		{"mint_off", `{"mint_cursors":false}`, with(func(c *Config) { c.Policy.Minting = false })},
+		{"mint_on", `{"mint_cursors":true}`, with(func(c *Config) { c.Policy.Minting = true })},
 		{"principal_custom", `{"principal_header":"x-forwarded-client-cert"}`, with(func(c *Config) { c.PrincipalHeader = "x-forwarded-client-cert" })},
 		{"principal_off", `{"principal_header":""}`, with(func(c *Config) { c.PrincipalHeader = "" })},
 
@@ -99,7 +99,7 @@ func TestParseValid(t *testing.T) {
 				Replay: cursor.ReplayInclusive, Unknown: cursor.UnknownReinit, Minting: false,
 			},
 			LegacyReinit: LegacyDropCursor, MaxSessions: 500, SessionTTLSeconds: 60, MaxLineBytes: 4096,
-			MintCursors: false, PrincipalHeader: "x-jwt-sub",
+			PrincipalHeader: "x-jwt-sub",
 		}},
 	}
 	for _, tc := range cases {
@@ -126,7 +126,7 @@ func TestDefault(t *testing.T) {
 	}) {
 		t.Errorf("policy defaults %+v", c.Policy)
 	}
-	if c.LegacyReinit != LegacyReply || len(c.Routes) != 0 || !c.MintCursors || c.PrincipalHeader != "authorization" {
+	if c.LegacyReinit != LegacyReply || len(c.Routes) != 0 || !c.Policy.Minting || c.PrincipalHeader != "authorization" {
 		t.Errorf("defaults %+v", c)
 	}
 	if c.Match("any", "/any") != cursor.TransportNone {
@@ -457,6 +457,7 @@ func checkAsEncodingJSON(t *testing.T, data []byte, c Config) {
 	}
 	want := with(func(w *Config) {
 		w.Policy, w.LegacyReinit = c.Policy, c.LegacyReinit // enums: checked by the table tests
+		w.Policy.Minting = Default().Policy.Minting // not an enum: decoded below when present
 		for key, raw := range obj {
 			var err error
 			switch key {
@@ -467,7 +468,7 @@ func checkAsEncodingJSON(t *testing.T, data []byte, c Config) {
 			case "max_line_bytes":
 				err = decodeInt(raw, &w.MaxLineBytes)
 			case "mint_cursors":
-				err = json.Unmarshal(raw, &w.MintCursors)
+				err = json.Unmarshal(raw, &w.Policy.Minting)
 			case "principal_header":
 				err = json.Unmarshal(raw, &w.PrincipalHeader)
 			case "routes":

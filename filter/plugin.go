@@ -124,7 +124,7 @@ func (p *pluginContext) getRewriter(t cursor.Transport) *sse.Rewriter {
 	}
 	rw := sse.NewRewriter(t, p.cfg.MaxLineBytes)
 	rw.ClassifyLastIDOnly(true)
-	rw.SetMint(p.cfg.MintCursors) // kept across Reset, like the configuration
+	rw.SetMint(p.cfg.Policy.Minting) // kept across Reset, like the configuration
 	return rw
 }
 
