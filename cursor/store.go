@@ -200,12 +200,6 @@ func (s *Store) stillOurs(key []byte) bool {
 	return err == nil && bytes.Equal(v, s.buf)
 }
 
-// Load is LoadAs for NoPrincipal, without known.
-func (s *Store) Load(k SessionKey, now uint32) (*Record, error) {
-	rec, _, err := s.LoadAs(k, NoPrincipal, now)
-	return rec, err
-}
-
 // LoadAs returns the live record of session k, or nil when there is none. A
 // session tombstoned for principal p is returned with Tombstoned set (and no
 // tails when it has no record), so that the decision refuses it.
@@ -231,7 +225,7 @@ func (s *Store) LoadAs(k SessionKey, p Principal, now uint32) (rec *Record, know
 	if err != nil {
 		return nil, false, err
 	}
-	until, found := ts.Until(p)
+	until, found := ts.Until(p) // found: a tombstone of p, live or expired
 	dead := found && until >= now
 	a, b := s.candidates(k)
 	for c, i := range [2]uint32{a, b} {

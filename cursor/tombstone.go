@@ -135,6 +135,13 @@ func (t *Tombstones) Until(p Principal) (until uint32, found bool) {
 	return 0, false
 }
 
+// LiveFor reports whether the session is tombstoned for principal p at
+// time now.
+func (t *Tombstones) LiveFor(p Principal, now uint32) bool {
+	until, found := t.Until(p)
+	return found && until >= now
+}
+
 // TombstonesOf reads the tombstones of session k: one shared-data read, a
 // miss while k's bucket was never written. It needs no clock and no
 // principal, so a caller on the hot path reads the credential header and the
@@ -166,34 +173,6 @@ func (s *Store) TombstonesOf(k SessionKey) (*Tombstones, error) {
 		return nil, nil
 	}
 	return t, nil
-}
-
-// TombstoneUntil returns until when session k is tombstoned for principal
-// p, and whether it has such a tombstone at all (live or expired).
-func (s *Store) TombstoneUntil(k SessionKey, p Principal) (until uint32, found bool, err error) {
-	t, err := s.TombstonesOf(k)
-	if err != nil {
-		return 0, false, err
-	}
-	until, found = t.Until(p)
-	return until, found, nil
-}
-
-// TombstonedAs reports whether session k was force-re-initialized for
-// principal p less than TTL seconds ago (and not deleted since).
-func (s *Store) TombstonedAs(k SessionKey, p Principal, now uint32) (bool, error) {
-	until, found, err := s.TombstoneUntil(k, p)
-	return found && until >= now, err
-}
-
-// Tombstoned is TombstonedAs for NoPrincipal.
-func (s *Store) Tombstoned(k SessionKey, now uint32) (bool, error) {
-	return s.TombstonedAs(k, NoPrincipal, now)
-}
-
-// Tombstone is TombstoneAs for NoPrincipal.
-func (s *Store) Tombstone(k SessionKey, now uint32) error {
-	return s.TombstoneAs(k, NoPrincipal, now)
 }
 
 // TombstoneAs records that session k was force-re-initialized for principal

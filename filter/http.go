@@ -125,8 +125,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		if terr == nil && !ts.Any() {
 			return action
 		}
-		until, found := ts.Until(h.requestPrincipal(&req))
-		if now, err = p.now(), terr; found && until >= now {
+		if now, err = p.now(), terr; ts.LiveFor(h.requestPrincipal(&req), now) {
 			rec = &cursor.Record{Session: h.key, Tombstoned: true}
 		}
 	case !h.hasSession:
