@@ -1,5 +1,7 @@
 package cursor
 
+import "encoding/json"
+
 // ReinitCode is the JSON-RPC error code of a forced re-initialization
 // (implementation-defined server error range).
 const ReinitCode = -32001
@@ -33,4 +35,21 @@ func ReinitBody(reason Reason) []byte {
 	b = append(b, `","data":{"reason":"`...)
 	b = append(b, reason.String()...)
 	return append(b, `"}}}`...)
+}
+
+// ReinitReason returns error.data.reason of a re-initialization body
+// (ReinitBody's wire name of the reason), or "" when body is not one. For
+// logs and tests that read the plugin's replies; the plugin never parses one.
+func ReinitReason(body []byte) string {
+	var msg struct {
+		Error struct {
+			Data struct {
+				Reason string `json:"reason"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return ""
+	}
+	return msg.Error.Data.Reason
 }

@@ -40,6 +40,9 @@ func TestReinitBody(t *testing.T) {
 		if body.Error.Data.Reason != r.String() {
 			t.Errorf("ReinitBody(%v): data.reason %q, want %q", r, body.Error.Data.Reason, r.String())
 		}
+		if got := ReinitReason(b); got != r.String() {
+			t.Errorf("ReinitReason(ReinitBody(%v)) = %q", r, got)
+		}
 		if !strings.Contains(body.Error.Message, "initialize") {
 			t.Errorf("ReinitBody(%v): message %q does not tell the client to initialize", r, body.Error.Message)
 		}
@@ -60,5 +63,15 @@ func TestReinitBody(t *testing.T) {
 		`","data":{"reason":"cross_transport"}}}`
 	if got := string(ReinitBody(ReasonCrossTransport)); got != want {
 		t.Errorf("ReinitBody(cross_transport) =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestReinitReasonOfOtherBodies: a body that is not a re-initialization has
+// no reason.
+func TestReinitReasonOfOtherBodies(t *testing.T) {
+	for _, b := range []string{"", "not json", `{"jsonrpc":"2.0","id":1,"result":{}}`, `{"error":{"data":{"reason":7}}}`} {
+		if got := ReinitReason([]byte(b)); got != "" {
+			t.Errorf("ReinitReason(%q) = %q, want none", b, got)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"slices"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestDrainRaceReinit(t *testing.T) {
 	if rep.ResumeStatus != 404 {
 		t.Fatalf("resume answered %d (%s), want the forced re-initialization 404", rep.ResumeStatus, rep.ResumeBody)
 	}
-	if got := reinitReason(rep.ResumeBody); got != "drain_race" {
+	if got := cursor.ReinitReason([]byte(rep.ResumeBody)); got != "drain_race" {
 		t.Errorf("re-initialization reason %q, want drain_race; body %s", got, rep.ResumeBody)
 	}
 	if n := delta.get("reinit_drain_race_total"); n < 1 {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"io"
 	"net/http"
 	"net/url"
@@ -18,7 +19,9 @@ import (
 
 // The replicated topology's client plays each scenario by hand, with as few
 // requests as the scenario needs: no /debug round trip per scenario (tool
-// runs are read once per combination), no polling and no timeouts. It
+// runs are read once per combination) and no waiting on a timer, only a
+// 1 ms in-process poll of the upstream's log (bounded by scenarioStreamWait,
+// which only a broken topology reaches). It
 // resumes no sooner than the replica that served the cut stream finished it
 // ([Replicas.StreamDone]), and it knows a replay is over without waiting:
 // once the resume's headers arrived, it makes the upstream emit a marker
@@ -250,7 +253,7 @@ func (r resumeResult) silentLoss() bool { return r.status/100 == 2 && !r.deliver
 // resume sends GET path (/mcp with the session, or /sse) with the cursor on
 // a new connection and, when accepted, reads it until the response to
 // callID or the end-of-replay marker.
-func (c *scenarioClient) resume(ctx context.Context, path, sid, cursor string, callID int) (resumeResult, error) {
+func (c *scenarioClient) resume(ctx context.Context, path, sid, lastEventID string, callID int) (resumeResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url+path, nil)
@@ -261,7 +264,7 @@ func (c *scenarioClient) resume(ctx context.Context, path, sid, cursor string, c
 	if path == "/mcp" {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
-	req.Header.Set("Last-Event-ID", cursor)
+	req.Header.Set("Last-Event-ID", lastEventID)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return resumeResult{}, fmt.Errorf("resume: %w", err)
@@ -270,7 +273,7 @@ func (c *scenarioClient) resume(ctx context.Context, path, sid, cursor string, c
 	res := resumeResult{status: resp.StatusCode}
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		res.reason = reinitReason(string(body))
+		res.reason = cursor.ReinitReason(body)
 		if resp.StatusCode != http.StatusNotFound {
 			return res, fmt.Errorf("resume answered %s: %s", resp.Status, body)
 		}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -47,21 +46,6 @@ func eventIDs(tagged []string) []string {
 		out[i] = eventID(id)
 	}
 	return out
-}
-
-// reinitReason returns data.reason of a forced re-initialization body.
-func reinitReason(body string) string {
-	var msg struct {
-		Error struct {
-			Data struct {
-				Reason string `json:"reason"`
-			} `json:"data"`
-		} `json:"error"`
-	}
-	if json.Unmarshal([]byte(body), &msg) != nil {
-		return ""
-	}
-	return msg.Error.Data.Reason
 }
 
 // seedLosses counts the silent losses of a report: a resume accepted (2xx)
@@ -174,7 +158,7 @@ func TestSeedGuarded(t *testing.T) {
 	if rep.ResumeStatus != 404 {
 		t.Fatalf("resume answered %d %q, want the forced re-initialization 404", rep.ResumeStatus, rep.ResumeBody)
 	}
-	if got := reinitReason(rep.ResumeBody); got != "cross_transport" {
+	if got := cursor.ReinitReason([]byte(rep.ResumeBody)); got != "cross_transport" {
 		t.Errorf("re-initialization reason %q, want cross_transport; body %s", got, rep.ResumeBody)
 	}
 	if rep.SilentLoss() {

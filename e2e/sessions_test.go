@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"testing"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack/seedclient"
@@ -12,7 +13,7 @@ import (
 // exactly twice (the cut call and the retry), with no silent loss.
 func checkDrainRaceRefused(t *testing.T, rep *seedclient.Report, delta counters) {
 	t.Helper()
-	if rep.ResumeStatus != 404 || reinitReason(rep.ResumeBody) != "drain_race" {
+	if rep.ResumeStatus != 404 || cursor.ReinitReason([]byte(rep.ResumeBody)) != "drain_race" {
 		t.Fatalf("resume answered %d (%s), want the drain_race re-initialization", rep.ResumeStatus, rep.ResumeBody)
 	}
 	if n := delta.get("drain_race_detected_total"); n < 1 {

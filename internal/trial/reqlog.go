@@ -3,7 +3,6 @@ package trial
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -94,17 +93,7 @@ func reinitReason(rec wasmhost.StreamRecord) string {
 	if !rec.Local || rec.Reply == nil || rec.Status != cursor.ReinitStatus {
 		return ""
 	}
-	var body struct {
-		Error struct {
-			Data struct {
-				Reason string `json:"reason"`
-			} `json:"data"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(rec.Reply.Body, &body) != nil {
-		return ""
-	}
-	return body.Error.Data.Reason
+	return cursor.ReinitReason(rec.Reply.Body)
 }
 
 // exchangeNote is what the proxy's upstream transport saw of one request.
