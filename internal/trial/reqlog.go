@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -186,14 +185,7 @@ type upstreamTransport struct {
 }
 
 func newUpstreamTransport(s *Server, connectTimeout time.Duration) *upstreamTransport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DisableCompression = true
-	t.MaxIdleConnsPerHost = 64
-	if connectTimeout <= 0 {
-		connectTimeout = 5 * time.Second
-	}
-	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
-	return &upstreamTransport{next: t, s: s}
+	return &upstreamTransport{next: wasmhost.UpstreamTransport(connectTimeout), s: s}
 }
 
 func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -299,14 +291,5 @@ func (s *Server) guards(path string) bool {
 
 // route picks the route of path as the proxy does.
 func (s *Server) route(path string) wasmhost.Route {
-	if s.proxy.Router != nil {
-		return s.proxy.Router(&http.Request{URL: &url.URL{Path: path}})
-	}
-	best, route := -1, wasmhost.Route{}
-	for _, rt := range s.opts.Routes {
-		if strings.HasPrefix(path, rt.PathPrefix) && len(rt.PathPrefix) > best {
-			best, route = len(rt.PathPrefix), rt
-		}
-	}
-	return route
+	return s.proxy.RouteFor(&http.Request{URL: &url.URL{Path: path}})
 }

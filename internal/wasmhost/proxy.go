@@ -116,16 +116,7 @@ func NewProxy(h *Host, upstream *url.URL, opts ProxyOptions) *Proxy {
 	}
 	p := &Proxy{host: h, upstream: upstream, opts: opts, transport: opts.Transport, log: opts.Logger}
 	if p.transport == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.DisableCompression = true
-		t.MaxIdleConnsPerHost = 64
-		timeout := opts.ConnectTimeout
-		if timeout <= 0 {
-			timeout = 5 * time.Second
-		}
-		dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
-		t.DialContext = dialer.DialContext
-		p.transport = t
+		p.transport = UpstreamTransport(opts.ConnectTimeout)
 	}
 	if p.log == nil {
 		p.log = h.log
@@ -134,17 +125,35 @@ func NewProxy(h *Host, upstream *url.URL, opts ProxyOptions) *Proxy {
 	return p
 }
 
-func (p *Proxy) route(r *http.Request) Route {
-	if p.opts.Router != nil {
-		return p.opts.Router(r)
+func (p *Proxy) route(r *http.Request) Route { return p.opts.RouteFor(r) }
+
+// RouteFor is the route the proxy picks for r: Router's answer when set,
+// else the entry of Routes with the longest PathPrefix of r's path.
+func (o *ProxyOptions) RouteFor(r *http.Request) Route {
+	if o.Router != nil {
+		return o.Router(r)
 	}
 	best, route := -1, Route{}
-	for _, rt := range p.opts.Routes {
+	for _, rt := range o.Routes {
 		if strings.HasPrefix(r.URL.Path, rt.PathPrefix) && len(rt.PathPrefix) > best {
 			best, route = len(rt.PathPrefix), rt
 		}
 	}
 	return route
+}
+
+// UpstreamTransport is the proxy's default transport to the upstream: no
+// transparent compression (the plugin sees the bytes the upstream sent), and
+// connectTimeout (default 5s) as Envoy's cluster connect_timeout.
+func UpstreamTransport(connectTimeout time.Duration) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DisableCompression = true
+	t.MaxIdleConnsPerHost = 64
+	if connectTimeout <= 0 {
+		connectTimeout = 5 * time.Second
+	}
+	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	return t
 }
 
 // exchange is the state of one proxied request.
