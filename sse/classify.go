@@ -113,7 +113,7 @@ func classifyBatch(arr string, truncated bool, object func(obj string, truncated
 	gjson.Parse(arr).ForEach(func(_, v gjson.Result) bool {
 		k := cursor.KindOther
 		if v.IsObject() {
-			cut := truncated && v.Index+len(v.Raw) >= len(arr)
+			cut := truncated && viewEnd(v.Raw, arr) >= len(arr)
 			k = object(v.Raw, cut)
 		}
 		if !seen {
@@ -229,15 +229,9 @@ func responseMembers(obj string) (kind cursor.EventKind, read int, id bool) {
 		default:
 			return true
 		}
-		// value.Raw is a view of obj; value.Index is where gjson began
-		// to look for it, which is earlier when it skipped bytes that
-		// start no value (gjson is lenient).
 		read = len(obj) // when in doubt, the memo asks for all of it
-		if len(value.Raw) > 0 {
-			off := int(uintptr(unsafe.Pointer(unsafe.StringData(value.Raw))) - uintptr(unsafe.Pointer(unsafe.StringData(obj))))
-			if off >= 0 && off+len(value.Raw) < len(obj) {
-				read = off + len(value.Raw) + 1
-			}
+		if end := viewEnd(value.Raw, obj); end >= 0 && end < len(obj) {
+			read = end + 1
 		}
 		return false
 	})
@@ -283,4 +277,19 @@ func (m *kindMemo) object(obj string, truncated bool) cursor.EventKind {
 // reset empties the memo, keeping its buffers.
 func (m *kindMemo) reset() {
 	m.read[0], m.read[1] = m.read[0][:0], m.read[1][:0]
+}
+
+// viewEnd returns where raw, a value gjson returned as a view of s, ends in
+// s, or -1 when raw is empty or not inside s. (Result.Index is where gjson
+// began to look for the value, which is earlier when it skipped bytes that
+// start no value: gjson is lenient.)
+func viewEnd(raw, s string) int {
+	if len(raw) == 0 || len(s) == 0 {
+		return -1
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.StringData(raw))) - uintptr(unsafe.Pointer(unsafe.StringData(s))))
+	if off < 0 || off+len(raw) > len(s) {
+		return -1
+	}
+	return off + len(raw)
 }

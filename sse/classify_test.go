@@ -105,6 +105,8 @@ func TestClassify(t *testing.T) {
 		{"truncated response, cut before result", "", `{"jsonrpc":"2.0","id":3,"res`, true, cursor.KindResponse},
 		{"truncated response, cut inside the id string", "", `{"jsonrpc":"2.0","id":"req-`, true, cursor.KindResponse},
 		{"truncated response, result first (TypeScript SDK order)", "", `{"result":{"content":[{"type":"te`, true, cursor.KindResponse},
+		{"truncated batch, its last element cut", "", `[{"jsonrpc":"2.0"`, true, cursor.KindResponse},
+		{"truncated batch, its last element cut after a byte gjson skips", "", `[x{"jsonrpc":"2.0"`, true, cursor.KindResponse},
 		{"truncated, nothing visible", "", `{"jsonrpc":"2.0","_meta":{"a":"`, true, cursor.KindResponse},
 		{"truncated notification", "", `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("q", 600), true, cursor.KindNotification},
 		{"truncated notification, nested result in params", "", `{"jsonrpc":"2.0","method":"n","params":{"result":{"id":`, true, cursor.KindNotification},
