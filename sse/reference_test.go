@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/whatwgsse"
 )
 
-// This file holds the test oracle: a whole-input SSE parser written straight
-// from the WHATWG "server-sent events" parsing rules, an independent
-// whole-input model of the expected rewrite, and checkStream, which runs a
-// Rewriter over a chunking of an input and compares everything it can see
-// against them.
+// This file holds the test oracle: the whole-input WHATWG SSE parser
+// (internal/whatwgsse), an independent whole-input model of the expected
+// rewrite, and checkStream, which runs a Rewriter over a chunking of an
+// input and compares everything it can see against them.
 
 // refEvent is what the reference parser sees at one dispatch (empty line).
 type refEvent struct {
@@ -41,58 +41,26 @@ func refParse(in []byte) []refEvent {
 }
 
 // refParseLog is refParse that also returns, for each dispatch, the data
-// fields it appended.
+// fields it appended. The parsing itself is the shared WHATWG model
+// (internal/whatwgsse), which the client-reader differential test uses too.
 func refParseLog(in []byte) ([]refEvent, [][]dataPiece) {
-	s := strings.TrimPrefix(string(in), "\ufeff") // one leading BOM
 	var (
-		evs                []refEvent
-		logs               [][]dataPiece
-		pieces             []dataPiece
-		lastID, id, typ    string
-		data               strings.Builder
-		hasID, dataNonZero bool
+		evs  []refEvent
+		logs [][]dataPiece
 	)
-	for {
-		i := strings.IndexAny(s, "\r\n")
-		if i < 0 {
-			break // an unterminated last line is discarded
-		}
-		line := s[:i]
-		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-			s = s[i+2:]
-		} else {
-			s = s[i+1:]
-		}
-		if line == "" {
-			d := data.String()
-			ev := refEvent{LastEventID: lastID, ID: id, HasID: hasID, Type: typ, HasData: dataNonZero}
-			ev.Data = strings.TrimSuffix(d, "\n")
-			evs = append(evs, ev)
-			logs = append(logs, pieces)
-			id, typ, hasID, dataNonZero, pieces = "", "", false, false, nil
-			data.Reset()
-			continue
-		}
-		if line[0] == ':' {
-			continue
-		}
-		name, value := line, ""
-		if c := strings.IndexByte(line, ':'); c >= 0 {
-			name, value = line[:c], strings.TrimPrefix(line[c+1:], " ")
-		}
-		switch name {
-		case "event":
-			typ = value
-		case "data":
-			data.WriteString(value)
-			data.WriteByte('\n')
-			dataNonZero = true
-			pieces = append(pieces, dataPiece{value, typ == "endpoint"})
-		case "id":
-			if !strings.Contains(value, "\x00") {
-				lastID, id, hasID = value, value, value != ""
+	for _, d := range whatwgsse.Parse(in).Dispatches {
+		evs = append(evs, refEvent{LastEventID: d.LastEventID, ID: d.ID, HasID: d.HasID, Type: d.Type, Data: d.Data, HasData: d.HasData})
+		var pieces []dataPiece
+		typ := ""
+		for _, f := range d.Fields {
+			switch f.Name {
+			case "event":
+				typ = f.Value
+			case "data":
+				pieces = append(pieces, dataPiece{f.Value, typ == "endpoint"})
 			}
 		}
+		logs = append(logs, pieces)
 	}
 	return evs, logs
 }
