@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/e2e"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack/seedclient"
@@ -135,14 +136,21 @@ replays only events strictly after the cursor.`)
 	if err != nil {
 		return false, fmt.Errorf("seed with the filter: %w", err)
 	}
+	if m := explainMinted(after.StreamEventIDs); m != "" {
+		p.para(m)
+	}
 	p.para(after.Describe())
 	guarded := !after.SilentLoss() && after.ForcedReinit() && after.RetryResultArrived
 	if guarded {
 		p.verdict(fmt.Sprintf("Nothing was lost silently: the resume was refused in %s instead of a %s hang, so the client knew at once to start a new session and got its result there.",
 			after.ResumeDuration.Round(10*time.Microsecond), resumeWait))
-		p.para(`   The tool still ran twice: its first result was cut off in transit, which no
-   proxy can undo, and the client asked again. What the filter removes is the
-   silent part: no resume is accepted from a cursor that skips a result.`)
+		p.para(`   search_index ran twice here too, and that is still the win: its first
+   result was cut off in transit, which no proxy can undo, so the client must
+   ask again. Without the filter it learns that only from its own timeout,
+   after a hang and with no error; with it, an immediate, explicit
+   re-initialization (HTTP 404, reason cross_transport) makes it retry at
+   once on a new session. No resume is accepted from a cursor that skips a
+   result.`)
 	} else {
 		p.verdict("Unexpected: the filter did not turn the resume into a forced re-initialization.")
 	}
@@ -170,7 +178,7 @@ replays only events strictly after the cursor.`)
 
 	p.section("Summary")
 	p.line(fmt.Sprintf("  without the filter: result %s, silent losses %d, search_index ran %d times", outcome(before), b2i(before.SilentLoss()), before.Runs()))
-	p.line(fmt.Sprintf("  with the filter:    result %s, silent losses %d, search_index ran %d times", outcome(after), b2i(after.SilentLoss()), after.Runs()))
+	p.line(fmt.Sprintf("  with the filter:    result %s, silent losses %d, search_index ran %d times (retried at once after a 404, not after a %s hang)", outcome(after), b2i(after.SilentLoss()), after.Runs(), resumeWait))
 	p.line(fmt.Sprintf("  drain race, filter: result %s, silent losses %d, search_index ran %d time(s)", outcome(race), b2i(race.SilentLoss()), race.Runs()))
 	if lost && guarded && replayed {
 		p.line("The demo showed the loss without the filter, its absence with it, and the drain race's result replayed.")
@@ -224,6 +232,24 @@ endpoint with the result's ID, which the server would replay strictly after.`)
 		p.line("  " + l)
 	}
 	return rep, replayed, nil
+}
+
+// explainMinted explains the first minted event ID of ids that names a
+// previous event, for a reader who sees one for the first time; "" when
+// ids hold none.
+func explainMinted(ids []string) string {
+	for _, id := range ids {
+		c, ok := cursor.ParseCursor(id)
+		if !ok || !c.Minted || !c.HasPrev() {
+			continue
+		}
+		kind := id[len(c.Transport.String()+":~1")] // the letter after the format version
+		return fmt.Sprintf(`Through the filter every event ID carries the transport that served it
+(%s:). A response's ID is minted to say more: %s says kind %c (%s),
+upstream ID %s, and the stream's previous event %s, so any replica can tell
+a drain race from a clean resume.`, c.Transport, id, kind, c.Kind, c.ID, c.Prev())
+	}
+	return ""
 }
 
 // outcome names what happened to the result in plain words.

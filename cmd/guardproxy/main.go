@@ -34,10 +34,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -98,7 +96,7 @@ func run(ctx context.Context, args []string, out, logOut io.Writer, ready func(*
 		fmt.Fprintf(fs.Output(), "Usage: guardproxy [flags]\n\n"+
 			"Runs the plugin in an embedded proxy-wasm host in front of an MCP server (make run).\n"+
 			"To provoke a resume yourself: -cut /mcp=4 resets every /mcp response stream after 4 SSE events,\n"+
-			"as an idle timeout would; the client resumes with Last-Event-ID. -log-level debug also shows the plugin's debug lines.\n\n")
+			"as an idle timeout would (the request line says end=cut); the client resumes with Last-Event-ID. -log-level debug also shows the plugin's debug lines.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -149,19 +147,8 @@ func run(ctx context.Context, args []string, out, logOut io.Writer, ready func(*
 		return fmt.Errorf("-routes: %w", err)
 	}
 	if *cut != "" {
-		cuts, err := parseCuts(*cut)
-		if err != nil {
+		if opts.Cuts, err = trial.ParseCuts(*cut); err != nil {
 			return fmt.Errorf("-cut: %w", err)
-		}
-		opts.Fault = func(r *http.Request) wasmhost.Fault {
-			best := -1
-			var f wasmhost.Fault
-			for prefix, n := range cuts {
-				if strings.HasPrefix(r.URL.Path, prefix) && len(prefix) > best {
-					best, f = len(prefix), wasmhost.Fault{CutAfterEvents: n}
-				}
-			}
-			return f
 		}
 	}
 
@@ -180,18 +167,4 @@ func run(ctx context.Context, args []string, out, logOut io.Writer, ready func(*
 	<-ctx.Done()
 	trial.WriteMoved(out, srv.Close())
 	return nil
-}
-
-// parseCuts parses "/prefix=N,/prefix=N".
-func parseCuts(s string) (map[string]int, error) {
-	out := map[string]int{}
-	for _, part := range strings.Split(s, ",") {
-		prefix, n, ok := strings.Cut(strings.TrimSpace(part), "=")
-		v, err := strconv.Atoi(n)
-		if !ok || !strings.HasPrefix(prefix, "/") || err != nil || v <= 0 {
-			return nil, fmt.Errorf("%q: want /prefix=N with N > 0", part)
-		}
-		out[prefix] = v
-	}
-	return out, nil
 }

@@ -116,6 +116,13 @@ func (s *Server) WriteBanner(w io.Writer) {
 		connect = 5 * time.Second // wasmhost's default, Envoy's
 	}
 	row("timeouts", fmt.Sprintf("stream idle %s (cuts a silent stream, as Envoy does), upstream connect %s", idle, connect))
+	for i, c := range s.opts.Cuts {
+		label := ""
+		if i == 0 {
+			label = "cuts"
+		}
+		row(label, fmt.Sprintf("-cut %s=%d: every response stream under %s is reset after %d SSE events, as an idle timeout would (request line end=cut)", c.Prefix, c.Events, c.Prefix, c.Events))
+	}
 	if u := s.endpoint(cursor.TransportHTTP); u != "" {
 		row("clients", "Streamable HTTP: "+u)
 	}

@@ -145,7 +145,7 @@ func (s *Server) logRequest(rec wasmhost.StreamRecord) {
 		note.mu.Unlock()
 	}
 	attrs := []any{"method", rec.Method, "path", rec.Path, "status", rec.Status, "vm", rec.VM,
-		"duration", rec.Duration.Round(time.Microsecond), "bytes", rec.Bytes, "route", rec.Route, "end", rec.End.String(),
+		"duration", rec.Duration.Round(time.Microsecond), "bytes", rec.Bytes, "route", rec.Route, "end", rec.EndName(),
 		"session", sessionTag(requestSession(rec.Header, rec.Path)),
 		"decision", decide(in, out, forwarded, reinitReason(rec)),
 		"resume", in != ""}

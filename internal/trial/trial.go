@@ -69,8 +69,9 @@ type Options struct {
 	// StreamIdleTimeout cuts streams idle this long, like Envoy's
 	// stream_idle_timeout (0: Envoy's, or never without Envoy).
 	StreamIdleTimeout time.Duration
-	// Fault, when set, injects a fault into a request's response stream.
-	Fault func(*http.Request) wasmhost.Fault
+	// Cuts reset response streams after a number of SSE events, to provoke
+	// resumes; the banner lists them.
+	Cuts []Cut
 	// Logger receives the proxy's request lines, the plugin's log lines and
 	// one warning per forced re-initialization. Nil discards.
 	Logger *slog.Logger
@@ -141,8 +142,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 
 	popts := wasmhost.ProxyOptions{Routes: opts.Routes, StreamIdleTimeout: opts.StreamIdleTimeout,
-		Logger: slog.New(dropRequestLines{log.Handler()}), Fault: opts.Fault,
+		Logger: slog.New(dropRequestLines{log.Handler()}),
 		OnDone: func(rec wasmhost.StreamRecord) { s.logRequest(rec); s.logReinit(rec) }}
+	if len(opts.Cuts) > 0 {
+		popts.Fault = func(r *http.Request) wasmhost.Fault { return cutFault(opts.Cuts, r) }
+	}
 	rootID := opts.RootID
 	if e := opts.Envoy; e != nil {
 		popts.Router = envoyRouter(e, opts.FilterAllRoutes)

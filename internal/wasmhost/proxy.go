@@ -94,6 +94,19 @@ type StreamRecord struct {
 	Reply *LocalReply
 	// UpstreamErr is the error that failed the upstream round trip, if any.
 	UpstreamErr error
+	// Cut is set when a Fault cut the stream. End is then
+	// EndStreamIdleTimeout, which is what the plugin saw (flag SI).
+	Cut bool
+}
+
+// EndName names how the stream ended in a request line: "cut" when a
+// Fault cut it (an idle timeout to the plugin, but none to the reader of
+// the log), else End's name.
+func (r StreamRecord) EndName() string {
+	if r.Cut {
+		return "cut"
+	}
+	return r.End.String()
 }
 
 // Proxy is an HTTP/1.1 reverse proxy that runs every request through the
@@ -170,7 +183,8 @@ type exchange struct {
 	abort   bool // cut the client connection instead of ending cleanly
 
 	fault  Fault
-	events int // complete SSE events sent
+	cut    bool // the fault cut the stream
+	events int  // complete SSE events sent
 	prev   byte
 	prev2  byte
 
@@ -236,7 +250,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := StreamRecord{
 		Method: r.Method, Path: r.URL.RequestURI(), Route: route, Status: x.status, VM: s.VM(), StreamID: s.ID(),
 		Duration: time.Since(start), Bytes: x.bytes, End: end, Flags: s.Flags(), Local: x.local, Err: err,
-		Header: r.Header, UpstreamErr: x.upErr,
+		Header: r.Header, UpstreamErr: x.upErr, Cut: x.cut,
 	}
 	if x.local {
 		rec.Reply = s.LocalReply()
@@ -253,7 +267,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (p *Proxy) logRecord(rec StreamRecord) {
 	attrs := []any{"method", rec.Method, "path", rec.Path, "status", rec.Status, "vm", rec.VM,
-		"duration", rec.Duration.Round(time.Microsecond), "bytes", rec.Bytes, "route", rec.Route, "end", rec.End.String()}
+		"duration", rec.Duration.Round(time.Microsecond), "bytes", rec.Bytes, "route", rec.Route, "end", rec.EndName()}
 	if rec.Err != nil {
 		attrs = append(attrs, "err", rec.Err)
 		p.log.Error("request", attrs...)
@@ -623,7 +637,7 @@ func (x *exchange) streamBody(body io.Reader) (EndReason, error) {
 			}
 			if cut {
 				s.AddFlags(FlagStreamIdleTimeout)
-				x.abort = true
+				x.abort, x.cut = true, true
 				return EndStreamIdleTimeout, nil
 			}
 		}
