@@ -39,9 +39,19 @@ func definedMetrics() []string {
 	return names
 }
 
+// platformMetrics are the metrics of Envoy and Istio the rules may use
+// besides the plugin's, each with where it is defined (alerts.yaml cites
+// the same sources): the guard's absence and Wasm load failures show only
+// there.
+var platformMetrics = map[string]string{
+	"envoy_wasm_remote_load_fetch_failures":    "envoyproxy/envoy source/extensions/common/wasm/stats_handler.h CREATE_WASM_STATS, prefix wasm.",
+	"istio_agent_wasm_remote_fetch_count":      "istio/istio pkg/wasm/monitoring.go wasm_remote_fetch_count, prefix istio_agent_",
+	"istio_agent_wasm_config_conversion_count": "istio/istio pkg/wasm/monitoring.go wasm_config_conversion_count, prefix istio_agent_",
+}
+
 // metricNames parses a PromQL expression and returns the metric names it
 // selects. Every selector must name its metric exactly, and every name must
-// be one the plugin defines.
+// be one the plugin defines or one of platformMetrics.
 func metricNames(expr string) ([]string, error) {
 	e, err := promqlParser.ParseExpr(expr)
 	if err != nil {
@@ -67,8 +77,8 @@ func metricNames(expr string) ([]string, error) {
 		switch {
 		case name == "":
 			errs = append(errs, fmt.Errorf("%s: selects no metric by name", vs))
-		case !slices.Contains(defined, name):
-			errs = append(errs, fmt.Errorf("%s: the plugin defines no metric %s (package counters)", vs, name))
+		case !slices.Contains(defined, name) && platformMetrics[name] == "":
+			errs = append(errs, fmt.Errorf("%s: the plugin defines no metric %s (package counters), nor is it one of Envoy's or Istio's the rules know", vs, name))
 		default:
 			names = append(names, name)
 		}
@@ -126,6 +136,33 @@ var requiredAlerts = map[string][]string{
 	"McpResumeGuardDrainRaceBurst":    {counters.DrainRaceDetected, counters.UntaggedPassthrough},
 	"McpResumeGuardReinitBurst":       {counters.ReinitCrossTransport, counters.ReinitUntagged, counters.ReinitDrainRace, counters.ReinitTombstoned, counters.ReinitUnknown, counters.UntaggedPassthrough},
 	"McpResumeGuardRolloutWindowOver": {counters.UntaggedPassthrough},
+	"McpResumeGuardAbsent":            {counters.FailOpen},
+}
+
+// requiredPlatformAlerts names, for each condition only Envoy's or Istio's
+// metrics show, the metrics (full names) its alert must watch.
+var requiredPlatformAlerts = map[string][]string{
+	"McpResumeGuardWasmLoadFailed": {"istio_agent_wasm_remote_fetch_count", "istio_agent_wasm_config_conversion_count", "envoy_wasm_remote_load_fetch_failures"},
+}
+
+// absentAlerts must call absent(): they fire when the guard's series are
+// missing altogether, which no comparison of values can see.
+var absentAlerts = []string{"McpResumeGuardAbsent"}
+
+// callsAbsent reports whether expr calls PromQL's absent().
+func callsAbsent(expr string) bool {
+	e, err := promqlParser.ParseExpr(expr)
+	if err != nil {
+		return false
+	}
+	found := false
+	parser.Inspect(e, func(node parser.Node, _ []parser.Node) error {
+		if c, ok := node.(*parser.Call); ok && c.Func.Name == "absent" {
+			found = true
+		}
+		return nil
+	})
+	return found
 }
 
 // checkRequiredAlerts checks that every alert of requiredAlerts exists and
@@ -136,21 +173,37 @@ func checkRequiredAlerts(content []byte) error {
 		return errors.Join(errs...)
 	}
 	found := map[string][]string{}
+	exprs := map[string]string{}
 	for _, g := range groups.Groups {
 		for _, r := range g.Rules {
 			found[r.Alert], _ = metricNames(r.Expr)
+			exprs[r.Alert] = r.Expr
 		}
 	}
-	for alert, want := range requiredAlerts {
+	want := map[string][]string{}
+	for alert, ms := range requiredAlerts {
+		for _, m := range ms {
+			want[alert] = append(want[alert], counters.Prefix+m)
+		}
+	}
+	for alert, ms := range requiredPlatformAlerts {
+		want[alert] = append(want[alert], ms...)
+	}
+	for alert, ms := range want {
 		got, ok := found[alert]
 		if !ok {
 			errs = append(errs, fmt.Errorf("no alert %s", alert))
 			continue
 		}
-		for _, m := range want {
-			if !slices.Contains(got, counters.Prefix+m) {
-				errs = append(errs, fmt.Errorf("alert %s does not watch %s", alert, counters.Prefix+m))
+		for _, m := range ms {
+			if !slices.Contains(got, m) {
+				errs = append(errs, fmt.Errorf("alert %s does not watch %s", alert, m))
 			}
+		}
+	}
+	for _, alert := range absentAlerts {
+		if e, ok := exprs[alert]; ok && !callsAbsent(e) {
+			errs = append(errs, fmt.Errorf("alert %s does not call absent(): a missing series compares to nothing", alert))
 		}
 	}
 	return errors.Join(errs...)
@@ -339,6 +392,7 @@ func TestAlertRulesBrokenVariants(t *testing.T) {
 		{"PromQL syntax error", "increase(mcp_resume_guard_fail_open_total[5m]) > 0", "increase(mcp_resume_guard_fail_open_total[5m) > 0", `unexpected ")" in subquery or range`},
 		{"unknown function", "increase(mcp_resume_guard_sse_overflow_total[15m])", "increment(mcp_resume_guard_sse_overflow_total[15m])", `unknown function with name "increment"`},
 		{"metric the plugin does not define", "mcp_resume_guard_fail_open_total[5m]", "mcp_resume_guard_failed_open_total[5m]", "defines no metric mcp_resume_guard_failed_open_total"},
+		{"an Envoy metric the rules do not know", "envoy_wasm_remote_load_fetch_failures[15m]", "envoy_wasm_remote_load_fetch_failure[15m]", "defines no metric envoy_wasm_remote_load_fetch_failure"},
 		{"Envoy's own prefix", "mcp_resume_guard_sse_overflow_total[15m]", "envoy_mcp_resume_guard_sse_overflow_total[15m]", "defines no metric envoy_mcp_resume_guard_sse_overflow_total"},
 		{"broken template", "{{ $value | humanize }} callbacks failed open", "{{ $value | humanize callbacks failed open", "template"},
 		{"bad duration", "        for: 15m\n", "        for: 15 minutes\n", "15 minutes"},
@@ -370,6 +424,8 @@ func TestRequiredAlertsBrokenVariants(t *testing.T) {
 	}{
 		{"fail-open alert missing", "alert: McpResumeGuardFailOpen", "alert: McpResumeGuardFailingOpen", "no alert McpResumeGuardFailOpen"},
 		{"reinit burst misses a reason", "+ increase(mcp_resume_guard_reinit_unknown_total[10m])\n", "", "does not watch mcp_resume_guard_reinit_unknown_total"},
+		{"absence alert compares values instead", "expr: absent(mcp_resume_guard_fail_open_total)", "expr: mcp_resume_guard_fail_open_total == 0", "McpResumeGuardAbsent does not call absent()"},
+		{"load-failure alert misses Istio's conversion", "\n          or increase(istio_agent_wasm_config_conversion_count{result=~\"marshal_failure|fetch_failure|miss_remote_fetch_hint\"}[15m]) > 0", "", "does not watch istio_agent_wasm_config_conversion_count"},
 		{"drain race burst ignores the rollout window", "increase(mcp_resume_guard_drain_race_detected_total[10m]) > 10\n          unless increase(mcp_resume_guard_untagged_passthrough_total[1h]) > 0", "increase(mcp_resume_guard_drain_race_detected_total[10m]) > 10", "McpResumeGuardDrainRaceBurst does not watch mcp_resume_guard_untagged_passthrough_total"},
 	}
 	for _, tc := range cases {
