@@ -1,7 +1,8 @@
 // Package doccheck checks the repository's Markdown files: every relative
 // link and #anchor must resolve (anchors as GitHub derives them from
-// headings), and nothing may cite a file outside the repository (a path
-// that climbs out of it with ../, an absolute file path).
+// headings), nothing may cite a file outside the repository (a path that
+// climbs out of it with ../, an absolute file path), and every reason name
+// and counter name they mention must be one the code gives (CheckNames).
 package doccheck
 
 import (

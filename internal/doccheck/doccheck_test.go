@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/trial"
 )
 
 // TestRepository: every Markdown file of the repository links only to
@@ -16,6 +20,74 @@ func TestRepository(t *testing.T) {
 	}
 	for _, p := range problems {
 		t.Error(p)
+	}
+}
+
+// codeNames returns the reason and counter names the code defines.
+func codeNames(t *testing.T) Names {
+	t.Helper()
+	var n Names
+	for r := cursor.Reason(0); r.String() != "invalid"; r++ {
+		n.Reasons = append(n.Reasons, r.String())
+	}
+	// The 400 for a repeated header (filter/ambiguous.go, package main, so
+	// read as text) and the trial proxy's dropped legacy cursor.
+	if b, err := os.ReadFile("../../filter/ambiguous.go"); err != nil || !strings.Contains(string(b), `"reason":"duplicate_header"`) {
+		t.Fatalf("filter/ambiguous.go no longer answers reason duplicate_header (%v): update codeNames", err)
+	}
+	n.Reasons = append(n.Reasons, "duplicate_header", trial.ReasonCursorDropped)
+	for _, c := range counters.Names() {
+		n.Counters = append(n.Counters, counters.Prefix+c)
+	}
+	return n
+}
+
+// TestRepositoryNames: every reason name and counter name the Markdown
+// files mention is one the code gives.
+func TestRepositoryNames(t *testing.T) {
+	problems, err := CheckNames("../..", codeNames(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// TestFindsUnknownNames: in a file of its own, each kind of unknown name is
+// reported on its line, and the known ones are not.
+func TestFindsUnknownNames(t *testing.T) {
+	names := Names{Reasons: []string{"cross_transport", "untagged_cursor"}, Counters: []string{"mcp_resume_guard_reinit_untagged_total"}}
+	text := strings.Join([]string{
+		`{"data":{"reason":"cross_transport"}} decision=reinit:cross_transport reason=untagged_cursor`, // 1
+		`{"data":{"reason": "untagged"}}`,                                        // 2
+		"msg=request decision=reinit:untaged resume=true",                        // 3
+		"`mcp_resume_guard_reinit_untagged_total` and reason=…, reinit:<reason>", // 4
+		"mcp_resume_guard_reinit_untagged_cursor_total moves",                    // 5
+		"| reason | counter |",                                                   // 6
+		"|---|---|",                                                              // 7
+		"| `untagged_cursor` | `mcp_resume_guard_reinit_untagged_total` |",       // 8
+		"| `unknown` | x |",                                                      // 9
+		"",                                                                       // 10
+		"| `unknown` | not a table of reasons |",                                 // 11
+	}, "\n")
+	got := map[int]string{}
+	for _, p := range checkNames("x.md", text, names) {
+		got[p.Line] += p.Msg
+	}
+	for line, want := range map[int]string{
+		2: `quotes reason "untagged"`,
+		3: `quotes reason "untaged"`,
+		5: "names counter mcp_resume_guard_reinit_untagged_cursor_total",
+		9: `a table of reasons names "unknown"`,
+	} {
+		if !strings.Contains(got[line], want) {
+			t.Errorf("line %d: %q; want %q", line, got[line], want)
+		}
+		delete(got, line)
+	}
+	for line, msg := range got {
+		t.Errorf("line %d reported wrongly: %s", line, msg)
 	}
 }
 
