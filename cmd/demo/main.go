@@ -244,9 +244,9 @@ func explainMinted(ids []string) string {
 			continue
 		}
 		kind := id[len(c.Transport.String()+":~1")] // the letter after the format version
-		return fmt.Sprintf(`Through the filter every event ID carries the transport that served it
-(%s:). A response's ID is minted to say more: %s says kind %c (%s),
-upstream ID %s, and the stream's previous event %s, so any replica can tell
+		return fmt.Sprintf(`Through the filter every event ID carries the transport that served it (%s:).
+A response's ID is minted to say more: %s says kind %c (%s),
+upstream ID %s and the stream's previous event %s, so any replica can tell
 a drain race from a clean resume.`, c.Transport, id, kind, c.Kind, c.ID, c.Prev())
 	}
 	return ""

@@ -30,7 +30,7 @@ func TestDemo(t *testing.T) {
 		"search_index ran 2 times (retried at once after a 404, not after a 2s hang)",
 		"search_index ran twice here too, and that is still the win",
 		// the first minted ID shown is explained where it is shown
-		"sse:~1r5.4.e-1010 says kind r (response),\nupstream ID e-101, and the stream's previous event e-100",
+		"sse:~1r5.4.e-1010 says kind r (response),\nupstream ID e-101 and the stream's previous event e-100",
 		"3. The same-transport drain race, default unacked_cursor policy",
 		"drain race, filter: result replayed on the resume, silent losses 0, search_index ran 1 time(s)",
 		"mcp-resume-guard: drain race:",

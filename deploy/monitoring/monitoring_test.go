@@ -215,8 +215,9 @@ var grafanaVariables = strings.NewReplacer("$__rate_interval", "5m", "$__interva
 
 // checkDashboard decodes a Grafana dashboard strictly with Grafana's schema
 // types (timeseries panels, Prometheus queries), parses every query, and
-// checks that each counter the plugin defines appears in exactly one panel:
-// one panel per counter family. It returns the metric names the panels use.
+// checks that each counter the plugin defines appears in exactly one panel
+// (one panel per counter family), and each Envoy or Istio metric an alert
+// watches in one too. It returns the metric names the panels use.
 func checkDashboard(content []byte) ([]string, error) {
 	var d dashboard.Dashboard
 	if err := d.UnmarshalJSONStrict(content); !noBuildErrors(err) {
@@ -319,6 +320,11 @@ func checkDashboard(content []byte) ([]string, error) {
 	for _, m := range definedMetrics() {
 		if _, ok := panelOf[m]; !ok {
 			fail("no panel shows %s", m)
+		}
+	}
+	for m := range platformMetrics {
+		if _, ok := panelOf[m]; !ok {
+			fail("no panel shows %s, which an alert watches", m)
 		}
 	}
 	return all, errors.Join(errs...)
@@ -454,6 +460,7 @@ func TestDashboardBrokenVariants(t *testing.T) {
 		{"unknown Grafana variable", "(rate(mcp_resume_guard_fail_open_total[$__rate_interval]))", "(rate(mcp_resume_guard_fail_open_total[$__rate_window]))", "PromQL"},
 		{"metric the plugin does not define", "mcp_resume_guard_rewinds_total", "mcp_resume_guard_rewound_total", "defines no metric mcp_resume_guard_rewound_total"},
 		{"a counter without a panel", "mcp_resume_guard_cas_conflicts_total", "mcp_resume_guard_fail_open_total", "no panel shows mcp_resume_guard_cas_conflicts_total"},
+		{"a load-failure metric without a panel", "rate(envoy_wasm_remote_load_fetch_failures[$__rate_interval])", "rate(istio_agent_wasm_remote_fetch_count[$__rate_interval])", "no panel shows envoy_wasm_remote_load_fetch_failures"},
 		{"a counter in two panels", "mcp_resume_guard_cas_conflicts_total", "mcp_resume_guard_events_tagged_total", "want one panel per counter family"},
 		{"fixed data source", `"uid": "${datasource}"`, `"uid": "prometheus-prod"`, "does not use the ${datasource} variable"},
 		{"not a time series", `"type": "timeseries"`, `"type": "graph"`, `type "graph"`},
