@@ -198,6 +198,17 @@ func TestLayout(t *testing.T) {
 		}
 		at += i
 	}
+	// GitHub shows SECURITY.md as the repository's security policy: how to
+	// report, and which versions get fixes.
+	if b, err := os.ReadFile("../../SECURITY.md"); err != nil {
+		t.Errorf("SECURITY.md: %v", err)
+	} else {
+		for _, h := range []string{"## Reporting a vulnerability\n", "## Supported versions\n", "/security/advisories/new"} {
+			if !strings.Contains(string(b), h) {
+				t.Errorf("SECURITY.md lacks %q", strings.TrimSpace(h))
+			}
+		}
+	}
 	for _, f := range []string{"deploy-envoy", "deploy-istio", "deploy-envoy-gateway", "scaling-out", "configuration", "operations", "how-it-decides", "security", "performance"} {
 		if _, err := os.Stat("../../docs/" + f + ".md"); err != nil {
 			t.Errorf("docs/%s.md: %v", f, err)
