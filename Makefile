@@ -4,7 +4,9 @@ BUILD    := build
 # Modules of their own, with heavy validation-only dependencies.
 MONITORING := deploy/monitoring
 GATEWAY    := envoy/gateway
-SUBMODULES := $(MONITORING) $(GATEWAY)
+# The release tool: SBOM, signing, and the registry server its tests push to.
+RELEASE_TOOL := internal/tools/release
+SUBMODULES := $(MONITORING) $(GATEWAY) $(RELEASE_TOOL)
 WASM     := $(BUILD)/mcp-resume-guard.wasm
 FUZZTIME ?= 30s
 # The build make build stamps into the plugin and make oci into the image's
@@ -14,6 +16,10 @@ COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 SOURCE   ?= https://github.com/mcp-resume-guard/mcp-resume-guard
 # Where releases publish the image (make release writes it into the notes).
 IMAGE    ?= ghcr.io/mcp-resume-guard/mcp-resume-guard
+# make release: DRY_RUN=1 checks and prints the plan, changing nothing;
+# SIGN_KEY=cosign.key (its password in COSIGN_PASSWORD) signs the files.
+DRY_RUN  ?=
+SIGN_KEY ?=
 
 .PHONY: all help build test e2e demo bench fuzz oci release validate check clean run
 
@@ -84,12 +90,15 @@ oci: build
 	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar \
 		-version $(VERSION) -revision $(COMMIT) -source $(SOURCE)
 
-## release: build/release/ for VERSION=vX.Y.Z: the stamped .wasm, its sha256, the annotated OCI image layout and the release notes cut from CHANGELOG.md
+## release: build/release/ for VERSION=vX.Y.Z[-rc.N] from CHANGELOG.md's section: the stamped .wasm, its sha256, the OCI image layout, the SBOM, the notes (SIGN_KEY=cosign.key: cosign signatures); refuses first a missing section, [Unreleased] entries, a dirty tree or stale pins; DRY_RUN=1 only checks and shows the plan
 release:
-	@echo '$(VERSION)' | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+$$' || { echo "make release: VERSION=$(VERSION): want VERSION=vX.Y.Z"; exit 1; }
+	cd $(RELEASE_TOOL) && $(GO) run . -check $(if $(DRY_RUN),-dry-run )-version '$(VERSION)' -repo '$(CURDIR)' \
+		-wasm $(WASM) -oci $(BUILD)/mcp-resume-guard-oci.tar -image $(IMAGE) -o $(BUILD)/release$(if $(SIGN_KEY), -sign-key '$(SIGN_KEY)')
+ifeq ($(DRY_RUN),)
 	$(MAKE) --no-print-directory build oci VERSION=$(VERSION) COMMIT=$(COMMIT) SOURCE=$(SOURCE)
-	$(GO) run ./internal/tools/release -version $(VERSION) -wasm $(WASM) -oci $(BUILD)/mcp-resume-guard-oci.tar \
-		-changelog CHANGELOG.md -image $(IMAGE) -o $(BUILD)/release
+	cd $(RELEASE_TOOL) && $(GO) run . -version '$(VERSION)' -repo '$(CURDIR)' -wasm '$(CURDIR)/$(WASM)' \
+		-oci '$(CURDIR)/$(BUILD)/mcp-resume-guard-oci.tar' -image $(IMAGE) -o '$(CURDIR)/$(BUILD)/release'$(if $(SIGN_KEY), -sign-key '$(abspath $(SIGN_KEY))')
+endif
 
 ## validate: checks the plugin configuration in CONFIG (JSON, an Envoy bootstrap, an Istio WasmPlugin or an Envoy Gateway EnvoyExtensionPolicy) with the plugin's own parser
 validate:

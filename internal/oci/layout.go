@@ -2,6 +2,8 @@ package oci
 
 import (
 	"archive/tar"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -112,4 +114,31 @@ func copyFile(w io.Writer, name string) error {
 	defer f.Close()
 	_, err = io.Copy(w, f)
 	return err
+}
+
+// Pack is the whole packing sequence of make oci: the compat-variant image
+// of wasm with annotations on its manifest (empty values left out), checked
+// the way Istio reads it (its plugin.wasm must be wasm, byte for byte), and
+// that image as an OCI image layout tarball naming it ref (none when ref is
+// empty). It returns the image and the tarball's bytes.
+func Pack(wasm []byte, annotations map[string]string, ref string) (v1.Image, []byte, error) {
+	img, err := Image(wasm)
+	if err != nil {
+		return nil, nil, err
+	}
+	if img, err = Annotate(img, annotations); err != nil {
+		return nil, nil, err
+	}
+	back, err := PluginWasm(img)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !bytes.Equal(back, wasm) {
+		return nil, nil, errors.New("oci: the image's plugin.wasm differs from the plugin packed into it")
+	}
+	var buf bytes.Buffer
+	if err := WriteLayout(&buf, img, ref); err != nil {
+		return nil, nil, err
+	}
+	return img, buf.Bytes(), nil
 }

@@ -34,15 +34,11 @@ func fakeWasm(seed byte) []byte {
 
 func buildLayout(t *testing.T, wasm []byte, ref string) []byte {
 	t.Helper()
-	img, err := oci.Image(wasm)
+	_, layoutTar, err := oci.Pack(wasm, nil, ref)
 	if err != nil {
-		t.Fatalf("Image: %v", err)
+		t.Fatalf("Pack: %v", err)
 	}
-	var buf bytes.Buffer
-	if err := oci.WriteLayout(&buf, img, ref); err != nil {
-		t.Fatalf("WriteLayout: %v", err)
-	}
-	return buf.Bytes()
+	return layoutTar
 }
 
 // readTar returns every entry of an archive by name; directories map to nil.

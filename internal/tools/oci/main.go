@@ -10,9 +10,7 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,33 +46,16 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w (run make build first)", err)
 	}
-	img, err := oci.Image(wasm)
-	if err != nil {
-		return err
-	}
-	img, err = oci.Annotate(img, map[string]string{
+	img, layoutTar, err := oci.Pack(wasm, map[string]string{
 		oci.VersionAnnotation: *version, oci.RevisionAnnotation: *revision, oci.SourceAnnotation: *source,
-	})
+	}, *ref)
 	if err != nil {
-		return err
-	}
-	// Check the image the way Istio will read it before writing anything.
-	back, err := oci.PluginWasm(img)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(back, wasm) {
-		return errors.New("the image's plugin.wasm differs from the input")
-	}
-
-	var buf bytes.Buffer
-	if err := oci.WriteLayout(&buf, img, *ref); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(*out, layoutTar, 0o644); err != nil {
 		return err
 	}
 
@@ -83,6 +64,6 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d bytes): OCI image layout, manifest %s, plugin.wasm %d bytes sha256:%x\n",
-		*out, buf.Len(), digest, len(wasm), sha256.Sum256(wasm))
+		*out, len(layoutTar), digest, len(wasm), sha256.Sum256(wasm))
 	return nil
 }
