@@ -25,6 +25,12 @@ import (
 //     entries), and the upstream picks one of them, not necessarily the
 //     first.
 //
+// The same holds for the session of a legacy message POST, named by the
+// query: servers read sessionId or session_id, the first or the last of a
+// repeated key (the Python SDK's server: the last session_id). A request on
+// a legacy route whose query names its session twice with different values
+// is refused the same way.
+//
 // So the guard refuses such a request on a guarded route with 400 and a
 // JSON-RPC error naming the header, before anything is looked up or written:
 // nothing reaches the upstream and nothing is tombstoned. Detecting it costs
@@ -35,18 +41,22 @@ const ambiguousStatus = 400
 
 // Bodies of the refusal, built from constants only.
 var (
-	duplicateLastEventIDBody = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request carries more than one Last-Event-ID header; send exactly one","data":{"reason":"duplicate_header","header":"last-event-id"}}}`)
-	duplicateSessionIDBody   = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request carries more than one Mcp-Session-Id header; send exactly one","data":{"reason":"duplicate_header","header":"mcp-session-id"}}}`)
+	duplicateLastEventIDBody  = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request carries more than one Last-Event-ID header; send exactly one","data":{"reason":"duplicate_header","header":"last-event-id"}}}`)
+	duplicateSessionIDBody    = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request carries more than one Mcp-Session-Id header; send exactly one","data":{"reason":"duplicate_header","header":"mcp-session-id"}}}`)
+	duplicateQuerySessionBody = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request query names more than one session (sessionId, session_id); send exactly one","data":{"reason":"duplicate_parameter","parameter":"sessionId"}}}`)
 )
 
 // duplicatedHeader returns the body of the refusal for the first judged
-// header req carries more than once, or nil.
+// header (or query session) req carries more than once, or nil.
 func duplicatedHeader(req *requestHeaders) (name string, body []byte) {
 	if req.lastEventIDs > 1 {
-		return "last-event-id", duplicateLastEventIDBody
+		return "last-event-id header", duplicateLastEventIDBody
 	}
 	if req.sessionHeaders > 1 {
-		return "mcp-session-id", duplicateSessionIDBody
+		return "mcp-session-id header", duplicateSessionIDBody
+	}
+	if req.querySessions {
+		return "session query parameter", duplicateQuerySessionBody
 	}
 	return "", nil
 }
@@ -54,7 +64,7 @@ func duplicatedHeader(req *requestHeaders) (name string, body []byte) {
 // refuseAmbiguous answers an ambiguous request with 400.
 func (h *httpContext) refuseAmbiguous(name string, body []byte) types.Action {
 	p := h.plugin
-	proxywasm.LogWarn("mcp-resume-guard: request refused: more than one " + name + " header; session=" + h.sessionTag())
+	proxywasm.LogWarn("mcp-resume-guard: request refused: more than one " + name + "; session=" + h.sessionTag())
 	if err := proxywasm.SendHttpResponse(ambiguousStatus, reinitHeaders, body, -1); err != nil {
 		p.metrics.failOpen.inc()
 		proxywasm.LogError("mcp-resume-guard: cannot send the refusal of an ambiguous request: " + err.Error())

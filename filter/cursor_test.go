@@ -218,7 +218,9 @@ func TestLegacySessionFromEndpointWhole(t *testing.T) {
 			"id: e-1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n",
 			"id: e-2\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
 		s.end(true)
-		s, _ = h.request("GET", "/sse?sessionId="+sid, [2]string{"last-event-id", "sse:e-2"})
+		// The message endpoint names the session in its query (a legacy
+		// GET's query names none: its stream's session is its endpoint's).
+		s, _ = h.request("POST", "/messages?sessionId="+sid, [2]string{"last-event-id", "sse:e-2"})
 		if r := h.reinitReason(s); r != "drain_race" {
 			t.Fatalf("legacy resume at the cut result of a 600-byte session: reason %q, want drain_race", r)
 		}

@@ -34,9 +34,9 @@ func startGlueHost(t *testing.T, opts wasmhost.Options) *wasmhost.Host {
 	return h
 }
 
-// TestKeptValuesSurviveArenaReuse keeps a legacy session (taken from the
-// sessionId query parameter in the request callback) and a session learnt
-// from an initialize response's Mcp-Session-Id (response-headers callback)
+// TestKeptValuesSurviveArenaReuse keeps a legacy session (learnt from the
+// endpoint event of its stream, in a response-body callback) and a session
+// learnt from an initialize response's Mcp-Session-Id (response-headers callback)
 // across other streams whose callbacks read values of the same lengths,
 // which the glue places at the same arena offsets, while the guest collects
 // garbage at nearly every allocation (GOGC=1) and overwrites freed memory
@@ -80,7 +80,10 @@ func TestKeptValuesSurviveArenaReuse(t *testing.T) {
 		return strings.Repeat(string(rune('c'+i%20)), len(legacy))
 	}
 
-	a := open(wasmhost.Headers{{Key: ":method", Value: "GET"}, {Key: ":path", Value: "/sse?sessionId=" + legacy}})
+	endpoint := func(session string) string { return "event: endpoint\ndata: /messages?sessionId=" + session + "\n\n" }
+	a := open(wasmhost.Headers{{Key: ":method", Value: "GET"}, {Key: ":path", Value: "/sse"}})
+	respond(a, "")
+	body(a, endpoint(legacy), false)
 	b := open(wasmhost.Headers{{Key: ":method", Value: "POST"}, {Key: ":path", Value: "/mcp"}, {Key: "mcp-session-id", Value: "stale"}})
 	respond(b, fresh)
 	for i := range 20 {
@@ -89,12 +92,11 @@ func TestKeptValuesSurviveArenaReuse(t *testing.T) {
 			{Key: "last-event-id", Value: "sse:e-" + noise(i)},
 		})
 		respond(s, noise(i))
-		body(s, "id: e-1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"p\":\""+strings.Repeat(noise(i), 40)+"\"}}\n\n", true)
+		body(s, endpoint(noise(i))+"id: e-1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"p\":\""+strings.Repeat(noise(i), 40)+"\"}}\n\n", true)
 		if err := s.Finish(wasmhost.EndComplete); err != nil {
 			t.Fatal(err)
 		}
 	}
-	respond(a, "")
 	body(a, evNotification+evResponse, false)
 	body(b, evNotification+evResponse, false)
 	for _, s := range []*wasmhost.Stream{a, b} {
@@ -107,7 +109,7 @@ func TestKeptValuesSurviveArenaReuse(t *testing.T) {
 		name string
 		req  wasmhost.Headers
 	}{
-		{"legacy session from the query", wasmhost.Headers{{Key: ":method", Value: "GET"}, {Key: ":path", Value: "/sse?sessionId=" + legacy}, {Key: "last-event-id", Value: "sse:e-2"}}},
+		{"legacy session from the endpoint event", wasmhost.Headers{{Key: ":method", Value: "POST"}, {Key: ":path", Value: "/messages?sessionId=" + legacy}, {Key: "last-event-id", Value: "sse:e-2"}}},
 		{"session from the response header", wasmhost.Headers{{Key: ":method", Value: "GET"}, {Key: ":path", Value: "/mcp"}, {Key: "mcp-session-id", Value: fresh}, {Key: "last-event-id", Value: "http:e-2"}}},
 	} {
 		s := open(c.req)

@@ -60,32 +60,67 @@ func matchRoute(p *pluginContext) requestRoute {
 	return r
 }
 
-// firstPath returns the value of the first :path entry of pairs (the
-// serialization scanRequestHeaders reads), "" when there is none or pairs
-// is malformed.
+// firstPath returns the value of the first :path entry of pairs, "" when
+// there is none or pairs is malformed up to it. It stops there: the rest
+// of the map is checked by scanRequestHeaders, on guarded requests.
 func firstPath(pairs []byte) string {
-	if len(pairs) < 4 {
-		return ""
-	}
-	n := int(binary.LittleEndian.Uint32(pairs))
-	if n > (len(pairs)-4)/8 {
-		return ""
-	}
-	sizes, data := pairs[4:4+8*n], pairs[4+8*n:]
-	for len(sizes) >= 8 {
-		kn := int(binary.LittleEndian.Uint32(sizes))
-		vn := int(binary.LittleEndian.Uint32(sizes[4:]))
-		sizes = sizes[8:]
-		if kn+vn+2 > len(data) {
-			return ""
+	w, ok := walkPairs(pairs)
+	for ok {
+		var key, value []byte
+		if key, value, ok = w.next(); ok && len(key) == len(":path") && string(key) == ":path" {
+			return viewString(value)
 		}
-		if kn == len(":path") && string(data[:kn]) == ":path" {
-			return viewString(data[kn+1 : kn+1+vn])
-		}
-		data = data[kn+vn+2:]
 	}
 	return ""
 }
+
+// pairWalk walks a header map in the proxy-wasm serialization
+// (little-endian), as Envoy's exportPairs writes it:
+//
+//	count uint32, then count × (key size uint32, value size uint32),
+//	then count × (key bytes, 0, value bytes, 0)
+//
+// Keys and values are views of the map's bytes.
+type pairWalk struct {
+	sizes, data []byte // the size words not walked yet; the bytes after the last entry walked
+}
+
+// walkPairs starts a walk of pairs; ok is false when pairs cannot hold its
+// own count of size words. An empty pairs is an empty map.
+func walkPairs(pairs []byte) (w pairWalk, ok bool) {
+	if len(pairs) < 4 {
+		return w, len(pairs) == 0
+	}
+	n := uint64(binary.LittleEndian.Uint32(pairs))
+	if n > uint64(len(pairs)-4)/8 {
+		return w, false
+	}
+	return pairWalk{sizes: pairs[4 : 4+8*n], data: pairs[4+8*n:]}, true
+}
+
+// next returns the next entry; ok is false at the end of the map or at an
+// entry that does not fit the map's bytes or lacks its NUL terminators
+// (w.end tells the two apart).
+func (w *pairWalk) next() (key, value []byte, ok bool) {
+	if len(w.sizes) < 8 {
+		return nil, nil, false
+	}
+	kn := uint64(binary.LittleEndian.Uint32(w.sizes))
+	vn := uint64(binary.LittleEndian.Uint32(w.sizes[4:]))
+	if kn+vn+2 > uint64(len(w.data)) || w.data[kn] != 0 || w.data[kn+1+vn] != 0 {
+		return nil, nil, false
+	}
+	w.sizes = w.sizes[8:]
+	key, value = w.data[:kn], w.data[kn+1:kn+1+vn]
+	w.data = w.data[kn+vn+2:]
+	return key, value, true
+}
+
+// end reports, once next returned false, whether the walk ended exactly at
+// the end of the map: every entry walked and no byte left over. Anything
+// else is a map whose size does not match its content (a host violating the
+// ABI).
+func (w *pairWalk) end() bool { return len(w.sizes) == 0 && len(w.data) == 0 }
 
 // needsPath reports whether any route entry matches on a path prefix.
 func needsPath(cfg *config.Config) bool {
@@ -102,8 +137,13 @@ func needsPath(cfg *config.Config) bool {
 type requestHeaders struct {
 	method, lastEventID string
 	// session is the request's session: Mcp-Session-Id or, on a legacy
-	// route, the sessionId (or session_id) query parameter.
+	// route, for the message endpoint (any method but GET), the sessionId
+	// (or session_id) query parameter. A legacy GET opens a stream, whose
+	// session is the one its endpoint event names (OnHttpResponseHeaders).
 	session string
+	// querySessions reports that the query names the session more than
+	// once with different values (legacy routes: ambiguous.go refuses it).
+	querySessions bool
 	// principal is the first value of the configured principal header
 	// (config.Config.PrincipalHeader); hasPrincipal reports whether it is
 	// present at all.
@@ -132,43 +172,35 @@ func readRequestHeaders(r *requestRoute, principalHeader string) (h requestHeade
 	if !ok {
 		return h, false
 	}
-	if h.session == "" && r.transport == cursor.TransportSSE {
-		h.session = queryParam(path, "sessionId", "session_id")
+	if r.transport == cursor.TransportSSE {
+		q, ambiguous := querySession(path)
+		h.querySessions = ambiguous
+		if h.session == "" && h.method != "GET" {
+			h.session = q
+		}
 	}
 	return h, true
 }
 
-// scanRequestHeaders fills h from pairs, a header map in the proxy-wasm
-// serialization (little-endian):
-//
-//	count uint32, then count × (key size uint32, value size uint32),
-//	then count × (key bytes, 0, value bytes, 0)
-//
-// and returns the first :path. Keys are compared exactly: Envoy's header
-// maps hold lower-case keys (LowerCaseString), and principalHeader is
-// lower-case (config.Config.PrincipalHeader). Most keys are skipped on their
-// length alone. An empty pairs is an empty map; ok is false when pairs does
-// not parse (h is then incomplete).
+// scanRequestHeaders fills h from pairs, a whole header map in the
+// proxy-wasm serialization (pairWalk), and returns the first :path. Keys are
+// compared exactly: Envoy's header maps hold lower-case keys
+// (LowerCaseString), and principalHeader is lower-case
+// (config.Config.PrincipalHeader). Most keys are skipped on their length
+// alone. An empty pairs is an empty map; ok is false when pairs does not
+// parse, or holds bytes beyond its last entry (h is then incomplete).
 func scanRequestHeaders(pairs []byte, principalHeader string, h *requestHeaders) (path string, ok bool) {
-	if len(pairs) < 4 {
-		return "", len(pairs) == 0
-	}
-	n := int(binary.LittleEndian.Uint32(pairs))
-	if n > (len(pairs)-4)/8 {
+	w, ok := walkPairs(pairs)
+	if !ok {
 		return "", false
 	}
-	sizes, data := pairs[4:4+8*n], pairs[4+8*n:]
 	pathSeen, methodSeen := false, false
-	for len(sizes) >= 8 {
-		kn := int(binary.LittleEndian.Uint32(sizes))
-		vn := int(binary.LittleEndian.Uint32(sizes[4:]))
-		sizes = sizes[8:]
-		if kn+vn+2 > len(data) {
-			return "", false
+	for {
+		key, value, more := w.next()
+		if !more {
+			return path, w.end()
 		}
-		key, value := data[:kn], data[kn+1:kn+1+vn]
-		data = data[kn+vn+2:]
-		switch kn {
+		switch len(key) {
 		case len(":path"):
 			if !pathSeen && string(key) == ":path" {
 				path, pathSeen = viewString(value), true
@@ -192,11 +224,10 @@ func scanRequestHeaders(pairs []byte, principalHeader string, h *requestHeaders)
 				h.sessionHeaders++
 			}
 		}
-		if kn == len(principalHeader) && kn > 0 && !h.hasPrincipal && string(key) == principalHeader {
+		if len(key) == len(principalHeader) && len(key) > 0 && !h.hasPrincipal && string(key) == principalHeader {
 			h.principal, h.hasPrincipal = viewString(value), true
 		}
 	}
-	return path, true
 }
 
 // viewString views b as a string without copying it (host memory: valid

@@ -20,8 +20,9 @@ func TestQueryUnescape(t *testing.T) {
 }
 
 // referencePairs decodes a serialized map the slow, obvious way: ok is false
-// for anything that does not describe exactly its entries' bytes (trailing
-// bytes beyond the last entry are allowed, as the scanner allows them).
+// for anything that does not describe exactly its entries' bytes, NUL
+// terminators included, and nothing more (a size that does not match the
+// content is a host violating the ABI).
 func referencePairs(b []byte) (hs [][2]string, ok bool) {
 	if len(b) == 0 {
 		return nil, true
@@ -37,13 +38,13 @@ func referencePairs(b []byte) (hs [][2]string, ok bool) {
 	for i := uint64(0); i < n; i++ {
 		kn := uint64(binary.LittleEndian.Uint32(b[4+8*i:]))
 		vn := uint64(binary.LittleEndian.Uint32(b[8+8*i:]))
-		if data+kn+vn+2 > uint64(len(b)) {
+		if data+kn+vn+2 > uint64(len(b)) || b[data+kn] != 0 || b[data+kn+1+vn] != 0 {
 			return nil, false
 		}
 		hs = append(hs, [2]string{string(b[data : data+kn]), string(b[data+kn+1 : data+kn+1+vn])})
 		data += kn + vn + 2
 	}
-	return hs, true
+	return hs, data == uint64(len(b))
 }
 
 // referenceHeaders is what scanRequestHeaders must find in hs.
@@ -103,7 +104,14 @@ func TestScanRequestHeaders(t *testing.T) {
 			t.Errorf("%s: got %+v path %q ok %v, want %+v path %q", c.name, got, path, ok, want, wantPath)
 		}
 	}
-	for _, bad := range [][]byte{{1}, {1, 0, 0}, {1, 0, 0, 0}, {2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, {1, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 'a', 0},
+	ok := serializePairs([][2]string{{":path", "/mcp"}, {"mcp-session-id", "s-1"}})
+	trailing := append(append([]byte(nil), ok...), 0, 0)
+	noNUL := append([]byte(nil), ok...)
+	noNUL[len(noNUL)-1] = 'x'
+	if firstPath(ok) != "/mcp" || firstPath(ok[:len(ok)-5]) != "/mcp" { // it stops at the first :path
+		t.Errorf("firstPath does not find the first :path")
+	}
+	for _, bad := range [][]byte{trailing, noNUL, ok[:len(ok)-1], {1}, {1, 0, 0}, {1, 0, 0, 0}, {2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, {1, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 'a', 0},
 		{1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0}, {0xff, 0xff, 0xff, 0xff}} {
 		var h requestHeaders
 		if _, ok := scanRequestHeaders(bad, "authorization", &h); ok {
@@ -133,4 +141,46 @@ func FuzzScanRequestHeaders(f *testing.F) {
 			t.Fatalf("got %+v path %q, want %+v path %q", got, path, want, wantPath)
 		}
 	})
+}
+
+// TestQuerySession: the session a query names, and whether it names more
+// than one, as url.ParseQuery would read sessionId and session_id.
+func TestQuerySession(t *testing.T) {
+	for _, c := range []struct {
+		path, session string
+		ambiguous     bool
+	}{
+		{"/messages", "", false},
+		{"/messages?", "", false},
+		{"/messages?sessionId=abc", "abc", false},
+		{"/messages/?session_id=4f2a", "4f2a", false},
+		{"/messages?x=1&sessionId=a%2Bb+c#frag", "a+b c", false},
+		{"/messages?sessionId=abc&sessionId=abc", "abc", false},
+		{"/messages?sessionId=abc&session_id=ab%63", "abc", false},
+		{"/messages?sessionId=abc&sessionId=abd", "", true},
+		{"/messages?session_id=abc&sessionId=", "", true},
+		{"/messages?sessionId=abc&session_id=xyz&sessionId=abc", "", true},
+		{"/messages?sessionid=abc&SessionId=x", "", false},
+		{"/messages?sessionId", "", false},
+	} {
+		got, amb := querySession(c.path)
+		if got != c.session || amb != c.ambiguous {
+			t.Errorf("querySession(%q) = %q, %v; want %q, %v", c.path, got, amb, c.session, c.ambiguous)
+		}
+		if c.ambiguous {
+			continue
+		}
+		// Not ambiguous: every value url.ParseQuery finds is the one returned.
+		if _, q, ok := strings.Cut(c.path, "?"); ok {
+			q, _, _ = strings.Cut(q, "#")
+			v, _ := url.ParseQuery(q)
+			for _, k := range []string{"sessionId", "session_id"} {
+				for _, s := range v[k] {
+					if s != got {
+						t.Errorf("querySession(%q) = %q, url.ParseQuery has %s=%q", c.path, got, k, s)
+					}
+				}
+			}
+		}
+	}
 }

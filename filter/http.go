@@ -37,12 +37,12 @@ type httpContext struct {
 	isDelete   bool
 	localReply bool // this stream's response is our own re-initialization
 
-	// Request-path facts a tombstone write needs (principal.go): whether the
-	// upstream is known to have answered the session here, and the request's
-	// principal, read at most once and only when needed.
-	known         bool
-	principalRead bool
-	principalKey  cursor.Principal
+	// Request-path facts a tombstone write and the record's owner need
+	// (principal.go): whether the upstream is known to have answered the
+	// session here, and the request's principal, taken in the request
+	// callback.
+	known        bool
+	principalKey cursor.Principal
 
 	// bodyHeld is the copy of the rewriter's held-back bytes taken at the
 	// start of a response-body callback, until the chunk has been passed
@@ -98,7 +98,8 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		return action
 	}
 	method := req.method
-	h.setSession(req.session) // its digest, kept for the response path
+	h.setSession(req.session)     // its digest, kept for the response path
+	h.setPrincipal(req.principal) // likewise: the record's owner at the end
 	if name, body := duplicatedHeader(&req); body != nil {
 		return h.refuseAmbiguous(name, body)
 	}
@@ -125,7 +126,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		if terr == nil && !ts.Any() {
 			return action
 		}
-		if now, err = p.now(), terr; ts.LiveFor(h.requestPrincipal(&req), now) {
+		if now, err = p.now(), terr; ts.LiveFor(h.principalKey, now) {
 			rec = &cursor.Record{Session: h.key, Tombstoned: true}
 		}
 	case !h.hasSession:
@@ -134,7 +135,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		// clock needed.
 	default:
 		now = p.now()
-		rec, h.known, err = p.store.LoadAs(h.key, h.requestPrincipal(&req), now)
+		rec, h.known, err = p.store.LoadAs(h.key, h.principalKey, now)
 	}
 	if err != nil {
 		// Shared data failed: judge the request without a watermark, and
@@ -205,7 +206,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now u
 	if h.hasSession && d.Tombstones() && h.known {
 		// Only a session the upstream served to this request's principal
 		// here is tombstoned, and only for that principal (principal.go).
-		p.stored(p.store.TombstoneAs(h.key, h.principal(), now), "cannot tombstone the session")
+		p.stored(p.store.TombstoneAs(h.key, h.principalKey, now), "cannot tombstone the session")
 	}
 	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
 		// The legacy transport re-initializes by opening a fresh stream.
@@ -371,7 +372,13 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		// error another filter answered with an event-stream type.
 		return action
 	}
-	if sid, _ := proxywasm.GetHttpResponseHeader("mcp-session-id"); sid != "" {
+	if h.transport == cursor.TransportSSE {
+		// A legacy stream's session is the one its endpoint event names
+		// (observe), never one the request claimed: the query of
+		// GET /sse?sessionId=<someone else's> must not file this stream
+		// under that session, evict its tails and become its owner.
+		h.hasSession = false
+	} else if sid, _ := proxywasm.GetHttpResponseHeader("mcp-session-id"); sid != "" {
 		// An initialize answered as a stream: its session comes back in
 		// the response, and wins over a stale one the request carried
 		// (sessions are compared by digest, like everywhere else).
@@ -499,7 +506,11 @@ func (h *httpContext) observe(events []sse.Event) {
 	for i := range events {
 		ev := &events[i]
 		if !h.hasSession && h.transport == cursor.TransportSSE && string(ev.Type) == "endpoint" {
-			h.setSession(queryParam(string(ev.Data), "sessionId", "session_id"))
+			// The legacy stream's session: the one the upstream created
+			// for it (an endpoint that names two learns none).
+			if sid, ambiguous := querySession(string(ev.Data)); !ambiguous {
+				h.setSession(sid)
+			}
 		}
 		if ev.HasID {
 			h.tail.Add(ev.ID, ev.Kind)
@@ -536,10 +547,10 @@ func (h *httpContext) OnHttpStreamDone() {
 	p.putRewriter(h.rw)
 	h.rw = nil
 	if t.Written() {
-		// The log phase reads the request headers again: the stream's
-		// principal becomes the record's owner (principal.go).
+		// The request's principal, taken in the request callback, becomes
+		// the record's owner (principal.go).
 		acked := h.sawEOS && streamCompleted()
-		p.stored(p.store.EndStream(h.key, t.Stream, acked, h.principal(), p.now()), "cannot record the end of the stream tail")
+		p.stored(p.store.EndStream(h.key, t.Stream, acked, h.principalKey, p.now()), "cannot record the end of the stream tail")
 	}
 	p.putTail(t)
 }
@@ -563,30 +574,39 @@ func isEventStream(ct string) bool {
 	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
 }
 
-// queryParam returns the first value of any of names in the query of a
-// request path or URL ("/messages?sessionId=abc"), or "".
-func queryParam(pathOrURL string, names ...string) string {
+// querySession returns the session the query of a request path or URL
+// names ("/messages?sessionId=abc"), with the sessionId or session_id
+// parameter, unescaped as url.QueryUnescape does; "" when it names none.
+// ambiguous reports that it names more than one (the parameter repeated, or
+// both spellings, with different values): servers disagree on which one
+// counts (the Python SDK's, through Starlette's QueryParams, takes the last
+// session_id), so the guard must not judge by either. session may be a view
+// of pathOrURL.
+func querySession(pathOrURL string) (session string, ambiguous bool) {
 	_, q, ok := strings.Cut(pathOrURL, "?")
 	if !ok {
-		return ""
+		return "", false
 	}
 	q, _, _ = strings.Cut(q, "#")
+	found := false
 	for q != "" {
 		var kv string
 		kv, q, _ = strings.Cut(q, "&")
 		k, v, _ := strings.Cut(kv, "=")
-		for _, n := range names {
-			if k == n {
-				if strings.ContainsAny(v, "%+") {
-					if u, ok := queryUnescape(v); ok {
-						return u
-					}
-				}
-				return v
+		if k != "sessionId" && k != "session_id" {
+			continue
+		}
+		if strings.ContainsAny(v, "%+") {
+			if u, ok := queryUnescape(v); ok {
+				v = u
 			}
 		}
+		if found && v != session {
+			return "", true
+		}
+		session, found = v, true
 	}
-	return ""
+	return session, false
 }
 
 func truncate(s string, n int) string {

@@ -164,6 +164,13 @@ func (s *Stream) OnRequestHeaders(h Headers, endOfStream bool) (Action, error) {
 // RequestHeaders returns the request header map as the plugin left it.
 func (s *Stream) RequestHeaders() Headers { return s.reqHeaders }
 
+// RemoveRequestHeader removes every entry of key from the request header
+// map after the plugin's request-headers callback, as a filter later in
+// Envoy's chain does (a header mutation, jwt_authn, a route's
+// request_headers_to_remove): what the plugin reads of the map in the log
+// phase is then the map without it.
+func (s *Stream) RemoveRequestHeader(key string) { s.reqHeaders.Del(key) }
+
 // ResponseHeaders returns the response header map as the plugin left it.
 func (s *Stream) ResponseHeaders() Headers { return s.respHeaders }
 
