@@ -3,6 +3,8 @@ package doccheck
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +25,9 @@ func TestRepository(t *testing.T) {
 	}
 }
 
+// literalReasonRE finds a reason written into a reply body literally.
+var literalReasonRE = regexp.MustCompile(`"reason":"([a-z_]+)"`)
+
 // codeNames returns the reason and counter names the code defines.
 func codeNames(t *testing.T) Names {
 	t.Helper()
@@ -30,12 +35,31 @@ func codeNames(t *testing.T) Names {
 	for r := cursor.Reason(0); r.String() != "invalid"; r++ {
 		n.Reasons = append(n.Reasons, r.String())
 	}
-	// The 400 for a repeated header (filter/ambiguous.go, package main, so
-	// read as text) and the trial proxy's dropped legacy cursor.
-	if b, err := os.ReadFile("../../filter/ambiguous.go"); err != nil || !strings.Contains(string(b), `"reason":"duplicate_header"`) {
-		t.Fatalf("filter/ambiguous.go no longer answers reason duplicate_header (%v): update codeNames", err)
+	// The plugin's other replies write their reason literally (the 400s of
+	// filter/ambiguous.go; package main, so read as text), and the trial
+	// proxy names a dropped legacy cursor.
+	files, err := filepath.Glob("../../filter/*.go")
+	if err != nil {
+		t.Fatal(err)
 	}
-	n.Reasons = append(n.Reasons, "duplicate_header", trial.ReasonCursorDropped)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range literalReasonRE.FindAllStringSubmatch(string(b), -1) {
+			if !slices.Contains(n.Reasons, m[1]) {
+				n.Reasons = append(n.Reasons, m[1])
+			}
+		}
+	}
+	if !slices.Contains(n.Reasons, "duplicate_header") {
+		t.Fatal(`no "reason":"duplicate_header" in filter/*.go: the literal reasons moved; update codeNames`)
+	}
+	n.Reasons = append(n.Reasons, trial.ReasonCursorDropped)
 	for _, c := range counters.Names() {
 		n.Counters = append(n.Counters, counters.Prefix+c)
 	}
