@@ -7,6 +7,10 @@ GATEWAY    := envoy/gateway
 # The release tool: SBOM, signing, and the registry server its tests push to.
 RELEASE_TOOL := internal/tools/release
 SUBMODULES := $(MONITORING) $(GATEWAY) $(RELEASE_TOOL)
+# The TypeScript SDK's SSE reader (eventsource-parser, pinned by its
+# package-lock.json), which internal/clientoracle runs under node.
+TSREADER := internal/clientoracle/tsreader
+NPM      ?= npm
 WASM     := $(BUILD)/mcp-resume-guard.wasm
 FUZZTIME ?= 30s
 # The build make build stamps into the plugin and make oci into the image's
@@ -53,11 +57,17 @@ help:
 build:
 	$(GO) run ./internal/tools/wasmbuild -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(WASM) ./filter
 
-## test: everything CI runs (unit, emulator, artifact, e2e, deploy validation, alert rules and dashboard; the modules of SUBMODULES too)
-test: build
+## test: everything CI runs (unit, emulator, artifact, e2e, the official clients' SSE readers against the guard, deploy validation, alert rules and dashboard; the modules of SUBMODULES too); needs node ≥ 20 and npm
+test: build tsreader
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	@for m in $(SUBMODULES); do echo "cd $$m && go vet ./... && go test -count=1 ./..."; (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...) || exit 1; done
+
+# tsreader: npm ci of the node module the client-reader differential test
+# runs (into its git-ignored node_modules; about 5 s, one package).
+.PHONY: tsreader
+tsreader:
+	cd $(TSREADER) && $(NPM) ci --no-audit --no-fund --loglevel=error
 
 ## e2e: the end-to-end scenarios against the built .wasm in the embedded host
 e2e: build
@@ -76,8 +86,8 @@ run: build
 bench: build
 	$(GO) run ./internal/tools/bench -dir $(BUILD)
 
-## fuzz: every fuzz target of the module (go test -list), each for FUZZTIME (default 30s)
-fuzz:
+## fuzz: every fuzz target of the module (go test -list), each for FUZZTIME (default 30s); some run the built .wasm
+fuzz: build
 	@mkdir -p $(BUILD)
 	@$(GO) test -list '^Fuzz' ./... | awk '/^Fuzz/ { f[n++] = $$1 } /^ok/ { for (i = 0; i < n; i++) print $$2, f[i]; n = 0 }' > $(BUILD)/fuzz-targets.txt
 	@while read -r pkg target; do \

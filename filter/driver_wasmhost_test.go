@@ -3,14 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -26,46 +22,7 @@ const builtWasm = "../build/mcp-resume-guard.wasm"
 
 // wasmBytes reads the built plugin once per test binary. wasmhost keeps one
 // process-wide wazero compilation cache, so only the first Host compiles it.
-var wasmBytes = sync.OnceValues(func() ([]byte, error) {
-	b, err := os.ReadFile(builtWasm)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s does not exist: run make build first", builtWasm)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFresh(builtWasm); err != nil {
-		return nil, err
-	}
-	return b, nil
-})
-
-// checkFresh fails when a Go source file the plugin is built from is newer
-// than the artifact: the wasm tests would prove an old build.
-func checkFresh(artifact string) error {
-	fi, err := os.Stat(artifact)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}", ".")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	out, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("listing the plugin's packages: %w", err)
-	}
-	for _, dir := range strings.Fields(string(out)) {
-		srcs, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		for _, src := range srcs {
-			if strings.HasSuffix(src, "_test.go") {
-				continue
-			}
-			if si, err := os.Stat(src); err == nil && si.ModTime().After(fi.ModTime()) {
-				return fmt.Errorf("%s is older than %s: run make build first", artifact, src)
-			}
-		}
-	}
-	return nil
-}
+var wasmBytes = sync.OnceValues(func() ([]byte, error) { return builder.ReadFresh(builtWasm, ".") })
 
 // faultsWasm is the plugin built with -tags faults (filter/faults_on.go:
 // fault points that panic when the host's property

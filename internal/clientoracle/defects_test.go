@@ -1,0 +1,274 @@
+package clientoracle
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// knownDefect is a class of streams the guard mishandles today, for a
+// reason a fix is on its way for (issue 22). Cases it matches still run and
+// are counted in the log, but the readers it names do not fail the test on
+// them. Each fix removes its entry; nothing else may be excluded, and the
+// predicates read only the upstream bytes and the mint setting, so the
+// fuzz target applies the same list.
+type knownDefect struct {
+	name string
+	// readers are the readers the defect is visible to ("WHATWG",
+	// "eventsource-parser", "go-sdk").
+	readers []string
+	match   func(body []byte, mint bool) bool
+	// repro is the smallest stream known to show it (on a Streamable HTTP
+	// route, with minting as reproMint says); TestKnownDefectsStillShow
+	// fails once it no longer does, so a fix cannot leave its entry behind.
+	repro     string
+	reproMint bool
+}
+
+var (
+	allReaders = []string{"WHATWG", "eventsource-parser", "go-sdk"}
+	goOnly     = []string{"go-sdk"}
+)
+
+// knownDefects lists the excluded classes. REMOVE an entry with the fix
+// that closes it.
+var knownDefects = []knownDefect{
+	{
+		// Issue 22 defect 1: the stream ends inside its last line while an id
+		// line is held (minting): the guard appends the held id line to the
+		// unterminated line ("…}}id: http:e-2\n"), and the Go SDK, which
+		// dispatches at EOF, reads it as part of the data or its ID.
+		name: "22.1 held id glued onto an unterminated last line", readers: goOnly,
+		match: func(b []byte, mint bool) bool { return mint && endsInsideLine(b) && lastEventHasID(b) },
+		repro: "id: e-2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}", reproMint: true,
+	},
+	{
+		// Issue 22 defect 5: with minting off, an upstream ID shaped like a
+		// minted cursor ("~1o3.0.abc") is read as one on the resume.
+		name: "22.5 '~' upstream IDs with mint_cursors off", readers: allReaders,
+		match: func(b []byte, mint bool) bool { return !mint && hasTildeID(b) },
+		repro: "id: ~1o3.0.abc\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n", reproMint: false,
+	},
+	{
+		// Issue 22 defect 6: an event value past max_line_bytes after a held
+		// id line of the same event sends that ID out untagged.
+		name: "22.6 overflow while an id line is held", readers: allReaders,
+		match: func(b []byte, mint bool) bool { return mint && overflowAfterID(b) },
+		repro: "id: e-1\nevent: " + strings.Repeat("e", maxLine+1) + "\ndata: {}\n\n", reproMint: true,
+	},
+	{
+		// Found by this test (not in issue 22's list): a stream that ends
+		// inside an id line ("…\nid: e-7", then EOF). The guard forwards the
+		// unterminated line untagged, as WHATWG readers discard it; the Go
+		// SDK applies it at EOF and resumes with the untagged ID, which the
+		// guard refuses (untagged_cursor).
+		name: "new: unterminated last id line forwarded untagged", readers: goOnly,
+		match: func(b []byte, _ bool) bool { return endsInsideIDLine(b) },
+		repro: "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\nid: e-7", reproMint: false,
+	},
+	{
+		// Found by this test: minting moves an event's id line to the end of
+		// its event, which only WHATWG readers cannot see. The Go SDK ends
+		// lines at LF only, so a bare CR glues an id line to its neighbours;
+		// moving it changes the Go SDK's fields (IDs, retry, whether a line
+		// is "malformed", which events decode).
+		name: "new: held id line moved across a bare CR (Go SDK reads LF-only lines)", readers: goOnly,
+		match: func(b []byte, mint bool) bool { return mint && hasBareCR(b) },
+		repro: "id: e-1\rretry: 50\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n", reproMint: true,
+	},
+	{
+		// Found by this test: the Go SDK does not skip a leading BOM, so the
+		// first field of a BOM stream is an unknown field to it; moving a
+		// first id line away changes which field the BOM hides (a retry or
+		// event name lost, an ID gained).
+		name: "new: held first id line moved from behind a BOM (Go SDK keeps the BOM)", readers: goOnly,
+		match: func(b []byte, mint bool) bool { return mint && bytes.HasPrefix(b, []byte("\ufeff")) },
+		repro: "\ufeffid: e-1\nretry: 50\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n", reproMint: true,
+	},
+	{
+		// Found by this test: a minted cursor carries the upstream ID with
+		// its length, but an ID that ends in a space or tab ("id: 7 ") loses
+		// that whitespace on the way back (HTTP trims header values; the Go
+		// SDK trims field values), so the guard no longer reads the cursor
+		// as minted and forwards it whole: the upstream receives "~1r2.0.7"
+		// instead of "7".
+		name: "new: minted cursor of an ID with trailing whitespace", readers: allReaders,
+		match: func(b []byte, mint bool) bool { return mint && hasTrailingSpaceID(b) },
+		repro: "id: 7 \nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n", reproMint: true,
+	},
+}
+
+// readerConflicts are streams on which two readers' rules cannot both be
+// met by any rewrite, so one reader's comparison is waived. Not defects:
+// each is listed in docs/how-it-decides.md.
+var readerConflicts = []knownDefect{
+	{
+		// "id: \rdata: x\n": WHATWG reads an empty id (which clears the last
+		// event ID, so the guard must leave it untagged); the Go SDK, whose
+		// lines end at LF only, reads the ID "data: x", untagged, which the
+		// guard then refuses on the resume.
+		name: "conflict: an empty id field ended by a bare CR", readers: goOnly,
+		match: func(b []byte, _ bool) bool { return hasEmptyIDBeforeBareCR(b) },
+		repro: "id: \rdata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n", reproMint: false,
+	},
+}
+
+// knownDefectOf names the known defect that excuses reader on a stream, or
+// returns "".
+func knownDefectOf(body []byte, mint bool, reader string) string {
+	for _, d := range slices.Concat(knownDefects, readerConflicts) {
+		for _, r := range d.readers {
+			if r == reader && d.match(body, mint) {
+				return d.name
+			}
+		}
+	}
+	return ""
+}
+
+// line is one line of a stream as WHATWG splits it.
+type line struct {
+	text       []byte
+	terminated bool
+}
+
+func lines(b []byte) []line {
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	var out []line
+	for len(b) > 0 {
+		i := bytes.IndexAny(b, "\r\n")
+		if i < 0 {
+			return append(out, line{text: b})
+		}
+		out = append(out, line{text: b[:i], terminated: true})
+		if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+			i++
+		}
+		b = b[i+1:]
+	}
+	return out
+}
+
+func isField(l []byte, name string) bool {
+	return bytes.HasPrefix(l, []byte(name+":"))
+}
+
+func endsInsideLine(b []byte) bool {
+	return len(b) > 0 && b[len(b)-1] != '\n' && b[len(b)-1] != '\r'
+}
+
+// lastEventHasID: the unterminated last event holds a complete id line.
+func lastEventHasID(b []byte) bool {
+	ls := lines(b)
+	for i := len(ls) - 1; i >= 0 && (len(ls[i].text) > 0 || !ls[i].terminated); i-- {
+		if ls[i].terminated && isField(ls[i].text, "id") {
+			return true
+		}
+	}
+	return false
+}
+
+// endsInsideIDLine: the stream's last line, as WHATWG or as the Go SDK
+// (LF only) splits it, is an unterminated id line.
+func endsInsideIDLine(b []byte) bool {
+	if !endsInsideLine(b) {
+		return false
+	}
+	ls := lines(b)
+	goLast := b[bytes.LastIndexByte(b, '\n')+1:]
+	return isField(ls[len(ls)-1].text, "id") || isField(bytes.TrimPrefix(goLast, []byte("\ufeff")), "id")
+}
+
+// overflowAfterID: the line that overflows the rewriter follows an id line
+// of the same event.
+func overflowAfterID(b []byte) bool {
+	at := overflowAt(b)
+	if at == len(b) {
+		return false
+	}
+	ls := lines(b[:at])
+	for i := len(ls) - 1; i >= 0 && len(ls[i].text) > 0; i-- {
+		if isField(ls[i].text, "id") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasBareCR: a CR not followed by LF (a line end only WHATWG readers
+// know).
+func hasBareCR(b []byte) bool {
+	for i, c := range b {
+		if c == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
+			return true
+		}
+	}
+	return false
+}
+
+// idValues are the values of a stream's id lines (one leading space
+// removed).
+func idValues(b []byte) [][]byte {
+	var out [][]byte
+	for _, l := range lines(b) {
+		if isField(l.text, "id") {
+			out = append(out, bytes.TrimPrefix(l.text[3:], []byte(" ")))
+		}
+	}
+	return out
+}
+
+func hasTildeID(b []byte) bool {
+	return slices.ContainsFunc(idValues(b), func(v []byte) bool { return bytes.HasPrefix(v, []byte("~")) })
+}
+
+func hasTrailingSpaceID(b []byte) bool {
+	return slices.ContainsFunc(idValues(b), func(v []byte) bool {
+		return len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t')
+	})
+}
+
+// hasEmptyIDBeforeBareCR: an id field with only spaces, ended by a CR that
+// no LF follows.
+func hasEmptyIDBeforeBareCR(b []byte) bool {
+	for i := 0; i+3 <= len(b); i++ {
+		if (i == 0 || b[i-1] == '\n' || b[i-1] == '\r') && bytes.HasPrefix(b[i:], []byte("id:")) {
+			j := i + 3
+			for j < len(b) && b[j] == ' ' {
+				j++
+			}
+			if j < len(b) && b[j] == '\r' && (j+1 == len(b) || b[j+1] != '\n') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestKnownDefectsStillShow keeps the exclusion lists honest: each entry's
+// predicate matches its own repro, and the repro still shows a difference
+// to one of the entry's readers through today's guard. When a fix lands,
+// this test names the entry to remove.
+func TestKnownDefectsStillShow(t *testing.T) {
+	entries := slices.Concat(knownDefects, readerConflicts)
+	cases := make([]*Case, len(entries))
+	nums := make([]int, len(entries))
+	for i, d := range entries {
+		if !d.match([]byte(d.repro), d.reproMint) {
+			t.Errorf("%s: its predicate does not match its own repro %q", d.name, d.repro)
+		}
+		cases[i] = &Case{Name: d.name, Transport: "http", Mint: d.reproMint, Chunks: [][]byte{[]byte(d.repro)}, Traits: map[string]bool{}}
+		nums[i] = 1_000_000 + i
+	}
+	res, _ := readAll(t, newGuard(t), cases, nums, false)
+	for i, d := range entries {
+		shown := false
+		for _, r := range d.readers {
+			shown = shown || len(res[i].diffs[r]) > 0
+		}
+		if !shown {
+			t.Errorf("%s: its repro %q reads the same through the guard for %v now: remove the entry", d.name, d.repro, d.readers)
+		}
+	}
+}
