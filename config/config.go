@@ -37,7 +37,8 @@ const (
 
 // Route selects requests the filter guards and the transport they speak.
 // An entry matches when every field it sets matches: RouteName equals Envoy's
-// xds.route_name, and the request path starts with PathPrefix.
+// xds.route_name, and the request path lies under PathPrefix by whole path
+// segments (see [PathHasPrefix]).
 type Route struct {
 	RouteName  string
 	PathPrefix string
@@ -259,12 +260,33 @@ func (c *Config) Match(routeName, path string) cursor.Transport {
 		if r.RouteName != "" && r.RouteName != routeName {
 			continue
 		}
-		if r.PathPrefix != "" && !strings.HasPrefix(path, r.PathPrefix) {
+		if r.PathPrefix != "" && !PathHasPrefix(path, r.PathPrefix) {
 			continue
 		}
 		return r.Transport
 	}
 	return cursor.TransportNone
+}
+
+// PathHasPrefix reports whether a request path (Envoy's :path, query and
+// fragment included) lies under prefix by whole path segments, as Envoy's
+// path_separated_prefix matches: the path starts with prefix, and what
+// follows is nothing, "/", "?" or "#". So "/mcp" matches "/mcp", "/mcp/x",
+// "/mcp?x=1" and "/mcp#f", never "/mcp-anything" or "/mcpfoo". A prefix
+// that ends in "/" ("/", "/api/") matches every path that starts with it.
+// It runs on every request inside the VM: no allocation.
+func PathHasPrefix(path, prefix string) bool {
+	if len(path) < len(prefix) || path[:len(prefix)] != prefix {
+		return false
+	}
+	if len(path) == len(prefix) || prefix == "" || prefix[len(prefix)-1] == '/' {
+		return true
+	}
+	switch path[len(prefix)] {
+	case '/', '?', '#':
+		return true
+	}
+	return false
 }
 
 // NeedsRouteName reports whether any route matches on xds.route_name, so the

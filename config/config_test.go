@@ -317,7 +317,15 @@ func TestMatch(t *testing.T) {
 		{"mcp-legacy", "/messages", cursor.TransportHTTP},
 		{"any", "/messages?sessionId=s-77", cursor.TransportSSE},
 		{"any", "/mcp", cursor.TransportHTTP},
-		{"any", "/mcpx", cursor.TransportHTTP}, // a prefix is a byte prefix
+		// A prefix matches whole path segments (Envoy's path_separated_prefix).
+		{"any", "/mcpx", cursor.TransportNone},
+		{"any", "/mcp-anything", cursor.TransportNone},
+		{"any", "/mcp/", cursor.TransportHTTP},
+		{"any", "/mcp/sub", cursor.TransportHTTP},
+		{"any", "/mcp?x=1", cursor.TransportHTTP},
+		{"any", "/mcp#f", cursor.TransportHTTP},
+		{"any", "/messagesX?sessionId=s", cursor.TransportNone},
+		{"catch", "/mcpx", cursor.TransportSSE}, // "/" matches every path
 		{"any", "/MCP", cursor.TransportNone},
 		{"catch", "/anything", cursor.TransportSSE},
 		{"catch", "/mcp", cursor.TransportHTTP},
@@ -330,6 +338,38 @@ func TestMatch(t *testing.T) {
 		if got := c.Match(tc.route, tc.path); got != tc.want {
 			t.Errorf("Match(%q, %q) = %v, want %v", tc.route, tc.path, got, tc.want)
 		}
+	}
+}
+
+func TestPathHasPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		path, prefix string
+		want         bool
+	}{
+		{"/mcp", "/mcp", true},
+		{"/mcp/", "/mcp", true},
+		{"/mcp/a/b", "/mcp", true},
+		{"/mcp?sessionId=1", "/mcp", true},
+		{"/mcp#x", "/mcp", true},
+		{"/mcp-anything", "/mcp", false},
+		{"/mcpfoo", "/mcp", false},
+		{"/mc", "/mcp", false},
+		{"/MCP", "/mcp", false},
+		{"", "/mcp", false},
+		{"/anything", "/", true},
+		{"/api/x", "/api/", true},
+		{"/api", "/api/", false},
+		{"/messages/?session_id=1", "/messages", true},
+		{"/messages/?session_id=1", "/messages/", true},
+		{"/message?sessionId=1", "/messages", false},
+		{"/messages?sessionId=1", "/message", false},
+	} {
+		if got := PathHasPrefix(tc.path, tc.prefix); got != tc.want {
+			t.Errorf("PathHasPrefix(%q, %q) = %v, want %v", tc.path, tc.prefix, got, tc.want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { PathHasPrefix("/mcp?sessionId=s-77", "/mcp") }); n != 0 {
+		t.Errorf("PathHasPrefix allocates %v times a call", n)
 	}
 }
 
