@@ -1,33 +1,43 @@
 // Package envoyconf reads from an Envoy bootstrap (envoy/envoy.yaml) what a
-// proxy needs to treat requests as that Envoy would: the mcp-resume-guard
-// Wasm filter's plugin configuration, the route table (the names the plugin
-// reads as xds.route_name, in Envoy's match order) with the routes that run
-// the filter, and the upstream cluster's connect timeout.
+// proxy needs to treat requests as that Envoy would, and what a check needs
+// to tell whether the plugin can guard them: the mcp-resume-guard Wasm
+// filter (its plugin configuration, root_id and failure_policy), the route
+// table (the names the plugin reads as xds.route_name, in Envoy's match
+// order) with the routes that run the filter, the upstream cluster's connect
+// timeout, and where each of them is in the file.
 //
-// It reads the YAML without Envoy's API types, and refuses what it cannot
-// reproduce (route matching on headers or regexes, several listeners or
-// virtual hosts) rather than guess. The strict check of the file against
-// Envoy's API lives in envoy/'s tests.
+// It reads the YAML as nodes (go.yaml.in/yaml/v4) without Envoy's API
+// types, and refuses what it cannot reproduce (route matching on headers or
+// regexes, several virtual hosts, rds) rather than guess. The strict check
+// of the file against Envoy's API lives in envoy/'s tests; [CrossCheck]
+// holds the plugin's routes against the table (cmd/validate and the trial
+// proxy's banner both call it).
 package envoyconf
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v4"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/config"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/yamlpos"
 )
 
 // Type URLs of the messages this package looks for.
 const (
 	hcmType         = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
-	wasmType        = "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm"
+	WasmType        = "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm"
 	filterCfgType   = "type.googleapis.com/envoy.config.route.v3.FilterConfig"
-	stringValueType = "type.googleapis.com/google.protobuf.StringValue"
+	StringValueType = "type.googleapis.com/google.protobuf.StringValue"
 )
+
+// PluginName is the name, root_id and vm_id the shipped manifests give the
+// plugin; a bootstrap with several Wasm filters marks the guard's with it.
+const PluginName = "mcp-resume-guard"
 
 // DefaultConnectTimeout is Envoy's cluster connect_timeout when none is set.
 const DefaultConnectTimeout = 5 * time.Second
@@ -35,10 +45,20 @@ const DefaultConnectTimeout = 5 * time.Second
 // Bootstrap is what a proxy takes from an Envoy bootstrap.
 type Bootstrap struct {
 	// PluginConfig is the Wasm filter's config.configuration value (the
-	// JSON text handed to proxy_on_configure).
-	PluginConfig []byte
+	// JSON text handed to proxy_on_configure), PluginConfigText where it
+	// is in the file.
+	PluginConfig     []byte
+	PluginConfigText yamlpos.Text
 	// RootID is the Wasm filter's config.root_id.
 	RootID string
+	// FailurePolicy is the Wasm filter's config.failure_policy as written
+	// ("" when unset: Envoy's default FAIL_CLOSED), FailurePolicyAt where
+	// (or where the filter's config is, when unset).
+	FailurePolicy   string
+	FailurePolicyAt yamlpos.Pos
+	// Where names the Wasm filter for messages: the listener and the
+	// filter's name.
+	Where string
 	// Routes are the virtual host's routes, in the order Envoy tries them.
 	Routes []Route
 	// ConnectTimeout is the connect_timeout of the cluster the filtered
@@ -59,8 +79,12 @@ type Route struct {
 	Name string
 	// Path is an exact path match ("path:"), compared without the query.
 	Path string
-	// Prefix is a path prefix match ("prefix:").
+	// Prefix is a path prefix match ("prefix:"): a byte prefix, so
+	// "/mcp" also matches "/mcp-anything".
 	Prefix string
+	// SeparatedPrefix is a "path_separated_prefix:" match: the prefix
+	// followed by nothing or "/", as the plugin's path_prefix matches.
+	SeparatedPrefix string
 	// Filter reports whether the Wasm filter runs on the route.
 	Filter bool
 	// Cluster is the route's upstream cluster.
@@ -68,31 +92,45 @@ type Route struct {
 	// Timeout is the route's timeout for the whole upstream exchange
 	// (Envoy's default 15s when unset; 0 disables it).
 	Timeout time.Duration
+	// At is where the route is in the file.
+	At yamlpos.Pos
 }
 
 // DefaultRouteTimeout is Envoy's route timeout when a route sets none.
 const DefaultRouteTimeout = 15 * time.Second
 
 // Matches reports whether the route matches a request path (without the
-// query string), as Envoy's case-sensitive path and prefix matchers do.
+// query string), as Envoy's case-sensitive path, prefix and
+// path_separated_prefix matchers do.
 func (r Route) Matches(path string) bool {
-	if r.Path != "" {
+	switch {
+	case r.Path != "":
 		return path == r.Path
+	case r.SeparatedPrefix != "":
+		return config.PathHasPrefix(path, r.SeparatedPrefix)
 	}
 	return strings.HasPrefix(path, r.Prefix)
 }
 
-// Pattern returns the route's matcher for humans: "/mcp" or "/*".
+// Pattern returns the route's matcher for humans: "/mcp", "/*" (a byte
+// prefix) or "/mcp/*" (path_separated_prefix: /mcp, and /mcp itself).
 func (r Route) Pattern() string {
-	if r.Path != "" {
+	switch {
+	case r.Path != "":
 		return r.Path
+	case r.SeparatedPrefix != "":
+		return r.SeparatedPrefix + "[/*]"
 	}
 	return r.Prefix + "*"
 }
 
 // Match returns the first route that matches path, as Envoy picks it.
 func (b *Bootstrap) Match(path string) (Route, bool) {
-	for _, r := range b.Routes {
+	return match(b.Routes, path)
+}
+
+func match(routes []Route, path string) (Route, bool) {
+	for _, r := range routes {
 		if r.Matches(path) {
 			return r, true
 		}
@@ -102,71 +140,54 @@ func (b *Bootstrap) Match(path string) (Route, bool) {
 
 // The subset of the bootstrap this package reads.
 type (
-	bootstrap struct {
-		StaticResources struct {
-			Listeners []struct {
-				Name         string `json:"name"`
-				FilterChains []struct {
-					Filters []typed `json:"filters"`
-				} `json:"filter_chains"`
-			} `json:"listeners"`
-			Clusters []struct {
-				Name           string `json:"name"`
-				ConnectTimeout string `json:"connect_timeout"`
-			} `json:"clusters"`
-		} `json:"static_resources"`
+	listener struct {
+		Name         string `yaml:"name"`
+		FilterChains []struct {
+			Filters []typed `yaml:"filters"`
+		} `yaml:"filter_chains"`
+	}
+	cluster struct {
+		Name           string `yaml:"name"`
+		ConnectTimeout string `yaml:"connect_timeout"`
 	}
 	typed struct {
-		Name        string          `json:"name"`
-		Disabled    bool            `json:"disabled"`
-		TypedConfig json.RawMessage `json:"typed_config"`
-	}
-	anyType struct {
-		Type string `json:"@type"`
+		Name        string    `yaml:"name"`
+		Disabled    bool      `yaml:"disabled"`
+		TypedConfig yaml.Node `yaml:"typed_config"`
 	}
 	hcm struct {
 		RouteConfig *struct {
 			VirtualHosts []struct {
-				Name                 string                     `json:"name"`
-				Routes               []route                    `json:"routes"`
-				TypedPerFilterConfig map[string]json.RawMessage `json:"typed_per_filter_config"`
-			} `json:"virtual_hosts"`
-		} `json:"route_config"`
-		RDS               json.RawMessage `json:"rds"`
-		HTTPFilters       []typed         `json:"http_filters"`
-		StreamIdleTimeout string          `json:"stream_idle_timeout"`
+				Name                 string               `yaml:"name"`
+				Routes               []yaml.Node          `yaml:"routes"`
+				TypedPerFilterConfig map[string]yaml.Node `yaml:"typed_per_filter_config"`
+			} `yaml:"virtual_hosts"`
+		} `yaml:"route_config"`
+		HTTPFilters       []typed `yaml:"http_filters"`
+		StreamIdleTimeout string  `yaml:"stream_idle_timeout"`
 	}
 	route struct {
-		Name  string `json:"name"`
+		Name  string `yaml:"name"`
 		Match struct {
-			Path          *string         `json:"path"`
-			Prefix        *string         `json:"prefix"`
-			CaseSensitive *bool           `json:"case_sensitive"`
-			Other         json.RawMessage `json:"safe_regex"`
-			Sep           json.RawMessage `json:"path_separated_prefix"`
-			Template      json.RawMessage `json:"path_match_policy"`
-			Headers       json.RawMessage `json:"headers"`
-			Query         json.RawMessage `json:"query_parameters"`
-		} `json:"match"`
+			Path          *string   `yaml:"path"`
+			Prefix        *string   `yaml:"prefix"`
+			Sep           *string   `yaml:"path_separated_prefix"`
+			CaseSensitive *bool     `yaml:"case_sensitive"`
+			Other         yaml.Node `yaml:"safe_regex"`
+			Template      yaml.Node `yaml:"path_match_policy"`
+			Headers       yaml.Node `yaml:"headers"`
+			Query         yaml.Node `yaml:"query_parameters"`
+		} `yaml:"match"`
 		Route *struct {
-			Cluster string  `json:"cluster"`
-			Timeout *string `json:"timeout"`
-		} `json:"route"`
-		TypedPerFilterConfig map[string]json.RawMessage `json:"typed_per_filter_config"`
-	}
-	wasm struct {
-		Config struct {
-			RootID        string `json:"root_id"`
-			Configuration *struct {
-				Type  string `json:"@type"`
-				Value string `json:"value"`
-			} `json:"configuration"`
-		} `json:"config"`
+			Cluster string  `yaml:"cluster"`
+			Timeout *string `yaml:"timeout"`
+		} `yaml:"route"`
+		TypedPerFilterConfig map[string]yaml.Node `yaml:"typed_per_filter_config"`
 	}
 	filterConfig struct {
-		Type     string          `json:"@type"`
-		Disabled bool            `json:"disabled"`
-		Config   json.RawMessage `json:"config"`
+		Type     string    `yaml:"@type"`
+		Disabled bool      `yaml:"disabled"`
+		Config   yaml.Node `yaml:"config"`
 	}
 )
 
@@ -174,69 +195,92 @@ type (
 // HTTP connection manager with an inline route_config of one virtual host,
 // and exactly one Wasm filter in it.
 func Parse(yamlText []byte) (*Bootstrap, error) {
-	js, err := yaml.YAMLToJSON(yamlText)
+	docs, err := yamlpos.Documents(yamlText)
 	if err != nil {
 		return nil, fmt.Errorf("not YAML: %w", err)
 	}
-	var bs bootstrap
-	if err := json.Unmarshal(js, &bs); err != nil {
-		return nil, fmt.Errorf("not an Envoy bootstrap: %w", err)
+	if len(docs) != 1 || docs[0] == nil || docs[0].Kind != yaml.MappingNode {
+		return nil, errors.New("not an Envoy bootstrap: want one YAML document holding a mapping")
 	}
-	var hcms []hcm
-	for _, l := range bs.StaticResources.Listeners {
-		for _, fc := range l.FilterChains {
-			for _, f := range fc.Filters {
-				if typeOf(f.TypedConfig) != hcmType {
-					continue
-				}
-				var h hcm
-				if err := json.Unmarshal(f.TypedConfig, &h); err != nil {
-					return nil, fmt.Errorf("listener %s: http_connection_manager: %w", l.Name, err)
-				}
-				hcms = append(hcms, h)
-			}
-		}
-	}
-	if len(hcms) != 1 {
-		return nil, fmt.Errorf("found %d HTTP connection managers in static_resources.listeners; want exactly one", len(hcms))
-	}
-	h := hcms[0]
-
-	var out Bootstrap
-	filterName, defaultOn, err := out.readWasm(h.HTTPFilters)
+	found, err := Read(docs[0], yamlText)
 	if err != nil {
 		return nil, err
 	}
-	out.StreamIdleTimeout = DefaultStreamIdleTimeout
+	if len(found) != 1 {
+		return nil, fmt.Errorf("found %d HTTP connection managers in static_resources.listeners; want exactly one", len(found))
+	}
+	if found[0].err != nil {
+		return nil, found[0].err
+	}
+	return found[0].Bootstrap, nil
+}
+
+// Listener is what Read finds in one HTTP connection manager: the guard's
+// Wasm filter, and the route table when it can be read (TableErr says why
+// not).
+type Listener struct {
+	*Bootstrap
+	TableErr error
+	err      error // the HTTP connection manager cannot be read at all
+}
+
+// Err is why the HTTP connection manager could not be read at all, nil
+// when it was.
+func (l Listener) Err() error { return l.err }
+
+// Read finds every HTTP connection manager of a bootstrap (the root mapping
+// of the file src) and reads each: its Wasm filter (the only one, or the one
+// named mcp-resume-guard by its name, root_id, vm_id or code file), its
+// route table. A Listener whose Err is set could not be read; one whose
+// Bootstrap.PluginConfig is nil has no Wasm filter of the guard.
+func Read(root *yaml.Node, src []byte) ([]Listener, error) {
+	var ls []listener
+	if n := yamlpos.Value(root, "static_resources", "listeners"); n != nil {
+		if err := n.Decode(&ls); err != nil {
+			return nil, fmt.Errorf("not an Envoy bootstrap: static_resources.listeners: %w", err)
+		}
+	}
+	var clusters []cluster
+	if n := yamlpos.Value(root, "static_resources", "clusters"); n != nil {
+		if err := n.Decode(&clusters); err != nil {
+			return nil, fmt.Errorf("not an Envoy bootstrap: static_resources.clusters: %w", err)
+		}
+	}
+	var out []Listener
+	for _, l := range ls {
+		for _, fc := range l.FilterChains {
+			for _, f := range fc.Filters {
+				if typeOf(&f.TypedConfig) != hcmType {
+					continue
+				}
+				out = append(out, readHCM(l.Name, &f.TypedConfig, clusters, src))
+			}
+		}
+	}
+	return out, nil
+}
+
+func readHCM(listenerName string, n *yaml.Node, clusters []cluster, src []byte) Listener {
+	fail := func(err error) Listener { return Listener{Bootstrap: &Bootstrap{}, err: err} }
+	var h hcm
+	if err := n.Decode(&h); err != nil {
+		return fail(fmt.Errorf("listener %s: http_connection_manager: %w", listenerName, err))
+	}
+	out := &Bootstrap{StreamIdleTimeout: DefaultStreamIdleTimeout, ConnectTimeout: DefaultConnectTimeout}
+	filterName, defaultOn, err := out.readWasm(listenerName, h.HTTPFilters, src)
+	if err != nil {
+		return fail(err)
+	}
 	if h.StreamIdleTimeout != "" {
 		if out.StreamIdleTimeout, err = parseDuration(h.StreamIdleTimeout); err != nil {
-			return nil, fmt.Errorf("http_connection_manager: stream_idle_timeout: %w", err)
+			return fail(fmt.Errorf("http_connection_manager: stream_idle_timeout: %w", err))
 		}
 	}
-	if h.RouteConfig == nil {
-		return nil, errors.New("the HTTP connection manager has no inline route_config (rds is not supported)")
+	l := Listener{Bootstrap: out}
+	if l.TableErr = out.readTable(h, filterName, defaultOn); l.TableErr != nil {
+		l.err = l.TableErr
+		return l
 	}
-	if n := len(h.RouteConfig.VirtualHosts); n != 1 {
-		return nil, fmt.Errorf("route_config has %d virtual hosts; want exactly one", n)
-	}
-	vh := h.RouteConfig.VirtualHosts[0]
-	vhOn, err := enabled(vh.TypedPerFilterConfig[filterName], defaultOn)
-	if err != nil {
-		return nil, fmt.Errorf("virtual host %s: typed_per_filter_config %s: %w", vh.Name, filterName, err)
-	}
-	for i, r := range vh.Routes {
-		rt, err := readRoute(r, filterName, vhOn)
-		if err != nil {
-			name := r.Name
-			if name == "" {
-				name = "#" + strconv.Itoa(i)
-			}
-			return nil, fmt.Errorf("route %s: %w", name, err)
-		}
-		out.Routes = append(out.Routes, rt)
-	}
-
-	out.ConnectTimeout = DefaultConnectTimeout
 	cluster := ""
 	for _, r := range out.Routes {
 		if r.Filter {
@@ -244,66 +288,129 @@ func Parse(yamlText []byte) (*Bootstrap, error) {
 			break
 		}
 	}
-	for _, c := range bs.StaticResources.Clusters {
+	for _, c := range clusters {
 		if c.Name != cluster || c.ConnectTimeout == "" {
 			continue
 		}
 		d, err := parseDuration(c.ConnectTimeout)
 		if err != nil {
-			return nil, fmt.Errorf("cluster %s: connect_timeout: %w", c.Name, err)
+			l.err = fmt.Errorf("cluster %s: connect_timeout: %w", c.Name, err)
+			return l
 		}
 		out.ConnectTimeout = d
 	}
-	return &out, nil
+	return l
 }
 
-// readWasm finds the Wasm filter in http_filters and keeps its plugin
-// configuration. It returns the filter's name (the key of per-route
+// readTable reads the route table of the one inline virtual host.
+func (b *Bootstrap) readTable(h hcm, filterName string, defaultOn bool) error {
+	if h.RouteConfig == nil {
+		return errors.New("the HTTP connection manager has no inline route_config (rds is not supported)")
+	}
+	if n := len(h.RouteConfig.VirtualHosts); n != 1 {
+		return fmt.Errorf("route_config has %d virtual hosts; want exactly one", n)
+	}
+	vh := h.RouteConfig.VirtualHosts[0]
+	vhOn, err := enabled(nodeOf(vh.TypedPerFilterConfig, filterName), defaultOn)
+	if err != nil {
+		return fmt.Errorf("virtual host %s: typed_per_filter_config %s: %w", vh.Name, filterName, err)
+	}
+	for i := range vh.Routes {
+		rt, err := readRoute(&vh.Routes[i], filterName, vhOn)
+		if err != nil {
+			name := rt.Name
+			if name == "" {
+				name = "#" + strconv.Itoa(i)
+			}
+			return fmt.Errorf("route %s (line %d): %w", name, vh.Routes[i].Line, err)
+		}
+		b.Routes = append(b.Routes, rt)
+	}
+	return nil
+}
+
+// readWasm finds the guard's Wasm filter in http_filters and keeps its
+// plugin configuration. It returns the filter's name (the key of per-route
 // configuration) and whether it runs where no route says otherwise.
-func (b *Bootstrap) readWasm(filters []typed) (string, bool, error) {
-	var found []typed
-	for _, f := range filters {
-		if typeOf(f.TypedConfig) == wasmType {
-			found = append(found, f)
+func (b *Bootstrap) readWasm(listenerName string, filters []typed, src []byte) (string, bool, error) {
+	var wasm, ours []*typed
+	for i := range filters {
+		if typeOf(&filters[i].TypedConfig) == WasmType {
+			wasm = append(wasm, &filters[i])
 		}
 	}
-	if len(found) != 1 {
-		return "", false, fmt.Errorf("found %d Wasm filters (%s) in http_filters; want exactly one", len(found), wasmType)
+	for _, f := range wasm {
+		if len(wasm) == 1 || runsPlugin(yamlpos.Value(&f.TypedConfig, "config")) {
+			ours = append(ours, f)
+		}
 	}
-	f := found[0]
-	var w wasm
-	if err := json.Unmarshal(f.TypedConfig, &w); err != nil {
-		return "", false, fmt.Errorf("http filter %s: %w", f.Name, err)
+	if len(ours) != 1 {
+		return "", false, fmt.Errorf("found %d Wasm filters (%s) in http_filters, %d of them mcp-resume-guard's (by name, root_id, vm_config.vm_id or code file); want exactly one", len(wasm), WasmType, len(ours))
 	}
-	c := w.Config.Configuration
+	f := ours[0]
+	b.Where = "listener " + listenerName + " http filter " + f.Name
+	cfg := yamlpos.Value(&f.TypedConfig, "config")
+	b.RootID = scalar(yamlpos.Value(cfg, "root_id"))
+	b.FailurePolicyAt = yamlpos.At(cfg)
+	if k, v := yamlpos.Get(cfg, "failure_policy"); v != nil {
+		b.FailurePolicy, b.FailurePolicyAt = v.Value, yamlpos.At(k)
+	}
+	c := yamlpos.Value(cfg, "configuration")
 	if c == nil {
-		return "", false, fmt.Errorf("http filter %s: no config.configuration: the plugin needs its routes", f.Name)
+		return "", false, fmt.Errorf("%s (line %d): no config.configuration: the plugin needs its routes", b.Where, f.TypedConfig.Line)
 	}
-	if c.Type != stringValueType {
-		return "", false, fmt.Errorf("http filter %s: config.configuration is a %q; want %s", f.Name, c.Type, stringValueType)
+	if t := scalar(yamlpos.Value(c, "@type")); t != StringValueType {
+		return "", false, fmt.Errorf("%s (line %d): config.configuration is a %q; want %s (the plugin configuration is a JSON string)", b.Where, c.Line, t, StringValueType)
 	}
-	b.PluginConfig = []byte(c.Value)
-	b.RootID = w.Config.RootID
+	v := yamlpos.Value(c, "value")
+	if v == nil {
+		v = c
+	}
+	b.PluginConfigText = yamlpos.Embedded(v, src)
+	b.PluginConfig = []byte(scalar(yamlpos.Value(c, "value")))
 	return f.Name, !f.Disabled, nil
 }
 
-func readRoute(r route, filterName string, inherited bool) (Route, error) {
-	m := r.Match
-	switch {
-	case m.Other != nil, m.Sep != nil, m.Template != nil:
-		return Route{}, errors.New("matches by regex, separated prefix or template; only path and prefix are supported")
-	case m.Headers != nil, m.Query != nil:
-		return Route{}, errors.New("matches on headers or query parameters, which this reader cannot reproduce")
-	case m.CaseSensitive != nil && !*m.CaseSensitive:
-		return Route{}, errors.New("case_sensitive: false is not supported")
-	case (m.Path == nil) == (m.Prefix == nil):
-		return Route{}, errors.New("want exactly one of match.path and match.prefix")
+// runsPlugin reports whether a Wasm filter's config names the guard.
+func runsPlugin(c *yaml.Node) bool {
+	for _, v := range []*yaml.Node{yamlpos.Value(c, "name"), yamlpos.Value(c, "root_id"), yamlpos.Value(c, "vm_config", "vm_id")} {
+		if scalar(v) == PluginName {
+			return true
+		}
 	}
-	out := Route{Name: r.Name}
-	if m.Path != nil {
+	return strings.Contains(scalar(yamlpos.Value(c, "vm_config", "code", "local", "filename")), PluginName)
+}
+
+func readRoute(n *yaml.Node, filterName string, inherited bool) (Route, error) {
+	var r route
+	if err := n.Decode(&r); err != nil {
+		return Route{}, err
+	}
+	out := Route{Name: r.Name, At: yamlpos.At(n)}
+	m := r.Match
+	set := 0
+	for _, p := range []*string{m.Path, m.Prefix, m.Sep} {
+		if p != nil {
+			set++
+		}
+	}
+	switch {
+	case !m.Other.IsZero(), !m.Template.IsZero():
+		return out, errors.New("matches by regex or template; only path, prefix and path_separated_prefix are supported")
+	case !m.Headers.IsZero(), !m.Query.IsZero():
+		return out, errors.New("matches on headers or query parameters, which this reader cannot reproduce")
+	case m.CaseSensitive != nil && !*m.CaseSensitive:
+		return out, errors.New("case_sensitive: false is not supported")
+	case set != 1:
+		return out, errors.New("want exactly one of match.path, match.prefix and match.path_separated_prefix")
+	}
+	switch {
+	case m.Path != nil:
 		out.Path = *m.Path
-	} else {
+	case m.Prefix != nil:
 		out.Prefix = *m.Prefix
+	default:
+		out.SeparatedPrefix = *m.Sep
 	}
 	out.Timeout = DefaultRouteTimeout
 	if r.Route != nil {
@@ -311,28 +418,35 @@ func readRoute(r route, filterName string, inherited bool) (Route, error) {
 		if t := r.Route.Timeout; t != nil {
 			d, err := parseDuration(*t)
 			if err != nil {
-				return Route{}, fmt.Errorf("route.timeout: %w", err)
+				return out, fmt.Errorf("route.timeout: %w", err)
 			}
 			out.Timeout = d
 		}
 	}
-	on, err := enabled(r.TypedPerFilterConfig[filterName], inherited)
+	on, err := enabled(nodeOf(r.TypedPerFilterConfig, filterName), inherited)
 	if err != nil {
-		return Route{}, fmt.Errorf("typed_per_filter_config %s: %w", filterName, err)
+		return out, fmt.Errorf("typed_per_filter_config %s: %w", filterName, err)
 	}
 	out.Filter = on
 	return out, nil
 }
 
+func nodeOf(m map[string]yaml.Node, key string) *yaml.Node {
+	if n, ok := m[key]; ok {
+		return &n
+	}
+	return nil
+}
+
 // enabled applies a per-route FilterConfig to the inherited state: a
 // FilterConfig without disabled enables the filter (Envoy requires its
 // config to be present), disabled: true turns it off.
-func enabled(raw json.RawMessage, inherited bool) (bool, error) {
-	if raw == nil {
+func enabled(n *yaml.Node, inherited bool) (bool, error) {
+	if n == nil {
 		return inherited, nil
 	}
 	var fc filterConfig
-	if err := json.Unmarshal(raw, &fc); err != nil {
+	if err := n.Decode(&fc); err != nil {
 		return false, err
 	}
 	if fc.Type != filterCfgType {
@@ -341,16 +455,19 @@ func enabled(raw json.RawMessage, inherited bool) (bool, error) {
 	if fc.Disabled {
 		return false, nil
 	}
-	if fc.Config == nil {
+	if fc.Config.IsZero() {
 		return false, errors.New("a FilterConfig that enables the filter needs config (e.g. config: {})")
 	}
 	return true, nil
 }
 
-func typeOf(raw json.RawMessage) string {
-	var a anyType
-	_ = json.Unmarshal(raw, &a)
-	return a.Type
+func typeOf(n *yaml.Node) string { return scalar(yamlpos.Value(n, "@type")) }
+
+func scalar(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
 }
 
 // parseDuration reads a protobuf Duration in its JSON form ("5s", "0.25s").

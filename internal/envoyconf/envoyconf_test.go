@@ -1,6 +1,7 @@
 package envoyconf
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -82,20 +83,28 @@ func TestParseRefuses(t *testing.T) {
 		}
 		return strings.Replace(base, old, new, 1)
 	}
+	// at is how an error names a route of base: its name and line.
+	at := func(name string) string {
+		i := strings.Index(base, "- name: "+name+"\n")
+		if i < 0 {
+			t.Fatalf("envoy.yaml has no route %s", name)
+		}
+		return fmt.Sprintf("route %s (line %d)", name, strings.Count(base[:i], "\n")+1)
+	}
 	for name, tc := range map[string]struct{ yaml, want string }{
 		"not yaml":                {"{", "not YAML"},
 		"no listener":             {"static_resources: {}", "found 0 HTTP connection managers"},
 		"no wasm filter":          {edit("envoy.extensions.filters.http.wasm.v3.Wasm", "envoy.extensions.filters.http.wasm.v3.Other"), "found 0 Wasm filters"},
 		"bytes configuration":     {edit("google.protobuf.StringValue", "google.protobuf.BytesValue"), "want type.googleapis.com/google.protobuf.StringValue"},
-		"regex match":             {edit("match: { path: /mcp }", "match: { safe_regex: { regex: /mcp } }"), "route mcp-streamable: matches by regex"},
-		"header match":            {edit("match: { path: /sse }", "match: { path: /sse, headers: [{name: x}] }"), "route mcp-legacy-stream: matches on headers"},
-		"two matchers":            {edit("match: { path: /sse }", "match: { path: /sse, prefix: /s }"), "want exactly one of match.path and match.prefix"},
+		"regex match":             {edit("match: { path: /mcp }", "match: { safe_regex: { regex: /mcp } }"), at("mcp-streamable") + ": matches by regex"},
+		"header match":            {edit("match: { path: /sse }", "match: { path: /sse, headers: [{name: x}] }"), at("mcp-legacy-stream") + ": matches on headers"},
+		"two matchers":            {edit("match: { path: /sse }", "match: { path: /sse, prefix: /s }"), "want exactly one of match.path, match.prefix and match.path_separated_prefix"},
 		"case insensitive":        {edit("match: { path: /sse }", "match: { path: /sse, case_sensitive: false }"), "case_sensitive"},
-		"config missing":          {edit("config: {}", "disabled: false"), "route mcp-streamable: typed_per_filter_config envoy.filters.http.wasm: a FilterConfig that enables the filter needs config"},
+		"config missing":          {edit("config: {}", "disabled: false"), at("mcp-streamable") + ": typed_per_filter_config envoy.filters.http.wasm: a FilterConfig that enables the filter needs config"},
 		"wrong per-route type":    {edit("envoy.config.route.v3.FilterConfig", "envoy.extensions.filters.http.wasm.v3.Wasm"), "the Wasm filter has no per-route configuration"},
 		"bad connect_timeout":     {edit("connect_timeout: 5s", "connect_timeout: 5m"), "cluster mcp_upstream: connect_timeout"},
 		"bad stream_idle_timeout": {edit("stream_idle_timeout: 300s", "stream_idle_timeout: 5m"), "stream_idle_timeout"},
-		"bad route timeout":       {edit("timeout: 30s", "timeout: 30m"), "route mcp-legacy-messages: route.timeout"},
+		"bad route timeout":       {edit("timeout: 30s", "timeout: 30m"), at("mcp-legacy-messages") + ": route.timeout"},
 		"two virtual hosts":       {edit("            - name: mcp\n", "            - name: other\n              domains: [x]\n              routes: []\n            - name: mcp\n"), "2 virtual hosts"},
 		"rds":                     {edit("route_config:\n            name: mcp_routes", "rds: {route_config_name: x}\n          route_config_unused:\n            name: mcp_routes"), "no inline route_config"},
 	} {

@@ -3,11 +3,13 @@ package trial
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/envoyconf"
 )
 
 // guardedRoute is one row of the banner's route table.
@@ -57,20 +59,20 @@ func (s *Server) endpoint(t cursor.Transport) string {
 	return ""
 }
 
-// unknownRouteNames returns the route names the plugin configuration
-// guards that no route of the table carries: requests never match them.
-func (s *Server) unknownRouteNames() []string {
-	known := map[string]bool{}
-	for _, r := range s.routes() {
-		known[r.name] = true
+// routeFindings returns what envoyconf.CrossCheck finds between the
+// plugin's routes and the proxy's route table (Envoy's, or the -routes
+// prefixes, longest first as the proxy picks them): the entries that never
+// match, the filtered routes the plugin leaves alone.
+func (s *Server) routeFindings() []envoyconf.Finding {
+	if e := s.opts.Envoy; e != nil {
+		return envoyconf.CrossCheck(&s.plugin, e.Routes, s.opts.FilterAllRoutes)
 	}
-	var out []string
-	for _, r := range s.plugin.Routes {
-		if r.RouteName != "" && !known[r.RouteName] {
-			out = append(out, r.RouteName)
-		}
+	table := make([]envoyconf.Route, 0, len(s.opts.Routes))
+	for _, r := range s.opts.Routes {
+		table = append(table, envoyconf.Route{Name: r.RouteName, Prefix: r.PathPrefix, Filter: !r.Bypass})
 	}
-	return out
+	sort.SliceStable(table, func(i, j int) bool { return len(table[i].Prefix) > len(table[j].Prefix) })
+	return envoyconf.CrossCheck(&s.plugin, table, s.opts.FilterAllRoutes)
 }
 
 // WriteBanner prints what the proxy guards, where to point clients, how to
@@ -104,8 +106,8 @@ func (s *Server) WriteBanner(w io.Writer) {
 	if s.opts.FilterAllRoutes {
 		row("", "the plugin runs on every request, as an Istio WasmPlugin does; other paths pass untouched")
 	}
-	for _, name := range s.unknownRouteNames() {
-		row("warning", fmt.Sprintf("the plugin guards route %q, which no route of the table is named: it never matches", name))
+	for _, f := range s.routeFindings() {
+		row("warning", f.Msg)
 	}
 	idle := "never"
 	if d := s.proxy.StreamIdleTimeout; d > 0 {
