@@ -110,10 +110,14 @@ ifeq ($(DRY_RUN),)
 		-oci '$(CURDIR)/$(BUILD)/mcp-resume-guard-oci.tar' -image $(IMAGE) -o '$(CURDIR)/$(BUILD)/release'$(if $(SIGN_KEY), -sign-key '$(abspath $(SIGN_KEY))')
 endif
 
-## validate: checks the plugin configuration in CONFIG (JSON, an Envoy bootstrap, an Istio WasmPlugin or an Envoy Gateway EnvoyExtensionPolicy) with the plugin's own parser
+# make validate: CONFIG lists files and folders (CONFIG='envoy/ deploy/');
+# OCI_TAR=build/mcp-resume-guard-oci.tar (make oci) makes every pinned
+# digest answer for that image.
+OCI_TAR ?=
+## validate: checks CONFIG (files and folders; documents without the plugin are skipped) for what keeps the guard from running: the plugin configuration, its routes against the bootstrap's, fail-open settings, image digests (OCI_TAR: the built image's); errors at FILE:LINE:COLUMN
 validate:
-	@test -n '$(CONFIG)' || { echo "make validate: CONFIG=FILE is missing"; exit 2; }
-	$(GO) run ./cmd/validate '$(CONFIG)'
+	@test -n '$(CONFIG)' || { echo "make validate: CONFIG='FILE_OR_FOLDER ...' is missing"; exit 2; }
+	$(GO) run ./cmd/validate $(if $(OCI_TAR),-image '$(OCI_TAR)' )$(CONFIG)
 
 # go mod tidy reads imports for every platform, so it needs modules that
 # make test never downloaded; offline, check skips it where the module cache

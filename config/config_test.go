@@ -497,7 +497,7 @@ func checkAsEncodingJSON(t *testing.T, data []byte, c Config) {
 	}
 	want := with(func(w *Config) {
 		w.Policy, w.LegacyReinit = c.Policy, c.LegacyReinit // enums: checked by the table tests
-		w.Policy.Minting = Default().Policy.Minting // not an enum: decoded below when present
+		w.Policy.Minting = Default().Policy.Minting         // not an enum: decoded below when present
 		for key, raw := range obj {
 			var err error
 			switch key {

@@ -56,6 +56,9 @@ type Bootstrap struct {
 	// (or where the filter's config is, when unset).
 	FailurePolicy   string
 	FailurePolicyAt yamlpos.Pos
+	// FailOpen reports whether a VM failure lets requests through
+	// unguarded: failure_policy FAIL_OPEN, or the older fail_open: true.
+	FailOpen bool
 	// Where names the Wasm filter for messages: the listener and the
 	// filter's name.
 	Where string
@@ -260,23 +263,29 @@ func Read(root *yaml.Node, src []byte) ([]Listener, error) {
 	return out, nil
 }
 
+// ErrNoPlugin is the error of a Listener whose HTTP connection manager runs
+// no Wasm filter of the guard.
+var ErrNoPlugin = errors.New("no Wasm filter (" + WasmType + ") of mcp-resume-guard")
+
 func readHCM(listenerName string, n *yaml.Node, clusters []cluster, src []byte) Listener {
-	fail := func(err error) Listener { return Listener{Bootstrap: &Bootstrap{}, err: err} }
+	out := &Bootstrap{StreamIdleTimeout: DefaultStreamIdleTimeout, ConnectTimeout: DefaultConnectTimeout}
+	l := Listener{Bootstrap: out}
 	var h hcm
 	if err := n.Decode(&h); err != nil {
-		return fail(fmt.Errorf("listener %s: http_connection_manager: %w", listenerName, err))
+		l.err = fmt.Errorf("listener %s: http_connection_manager: %w", listenerName, err)
+		return l
 	}
-	out := &Bootstrap{StreamIdleTimeout: DefaultStreamIdleTimeout, ConnectTimeout: DefaultConnectTimeout}
 	filterName, defaultOn, err := out.readWasm(listenerName, h.HTTPFilters, src)
 	if err != nil {
-		return fail(err)
+		l.err = err
+		return l
 	}
 	if h.StreamIdleTimeout != "" {
 		if out.StreamIdleTimeout, err = parseDuration(h.StreamIdleTimeout); err != nil {
-			return fail(fmt.Errorf("http_connection_manager: stream_idle_timeout: %w", err))
+			l.err = fmt.Errorf("http_connection_manager: stream_idle_timeout: %w", err)
+			return l
 		}
 	}
-	l := Listener{Bootstrap: out}
 	if l.TableErr = out.readTable(h, filterName, defaultOn); l.TableErr != nil {
 		l.err = l.TableErr
 		return l
@@ -345,7 +354,11 @@ func (b *Bootstrap) readWasm(listenerName string, filters []typed, src []byte) (
 		}
 	}
 	if len(ours) != 1 {
-		return "", false, fmt.Errorf("found %d Wasm filters (%s) in http_filters, %d of them mcp-resume-guard's (by name, root_id, vm_config.vm_id or code file); want exactly one", len(wasm), WasmType, len(ours))
+		err := fmt.Errorf("found %d Wasm filters (%s) in http_filters, %d of them mcp-resume-guard's (by name, root_id, vm_config.vm_id or code file); want exactly one", len(wasm), WasmType, len(ours))
+		if len(ours) == 0 {
+			err = fmt.Errorf("%w: %w", ErrNoPlugin, err)
+		}
+		return "", false, err
 	}
 	f := ours[0]
 	b.Where = "listener " + listenerName + " http filter " + f.Name
@@ -354,6 +367,9 @@ func (b *Bootstrap) readWasm(listenerName string, filters []typed, src []byte) (
 	b.FailurePolicyAt = yamlpos.At(cfg)
 	if k, v := yamlpos.Get(cfg, "failure_policy"); v != nil {
 		b.FailurePolicy, b.FailurePolicyAt = v.Value, yamlpos.At(k)
+		b.FailOpen = v.Value == "FAIL_OPEN"
+	} else if k, v := yamlpos.Get(cfg, "fail_open"); v != nil {
+		b.FailurePolicyAt, b.FailOpen = yamlpos.At(k), v.Value == "true"
 	}
 	c := yamlpos.Value(cfg, "configuration")
 	if c == nil {
