@@ -75,3 +75,37 @@ func aspects(diffs []string) string {
 	}
 	return strings.Join(out, ",")
 }
+
+// TestCompareKindsSeesMisreadKinds: a batch whose result is not its first
+// element must be rewound elsewhere, a notification must not.
+func TestCompareKindsSeesMisreadKinds(t *testing.T) {
+	up := "id: p\ndata:\n\n" +
+		"id: b\ndata: [{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}},{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}]\n\n" +
+		"id: n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"
+	gd := strings.NewReplacer("id: p", "id: http:p", "id: b", "id: http:~1r1.0.bp", "id: n", "id: http:n").Replace(up)
+	c := &Case{Transport: "http", Mint: true}
+	for _, w := range []struct {
+		name      string
+		elsewhere func(k int, id string) string
+		want      string
+	}{
+		{"faithful", func(_ int, id string) string {
+			if id == "http:~1r1.0.bp" {
+				return "p"
+			}
+			return strings.TrimPrefix(id, "http:")
+		}, ""},
+		{"batch judged by its first element", func(_ int, id string) string {
+			if id == "http:~1r1.0.bp" {
+				return "b"
+			}
+			return strings.TrimPrefix(id, "http:")
+		}, "kind"},
+		{"notification rewound", func(_ int, id string) string { return "p" }, "kind"},
+	} {
+		diffs, checked, results := compareKinds(c, []byte(up), []byte(gd), w.elsewhere)
+		if got := aspects(diffs); got != w.want || checked != 2 || results != 1 {
+			t.Errorf("%s: aspects %q (want %q), %d checked (want 2), %d results (want 1)", w.name, got, w.want, checked, results)
+		}
+	}
+}

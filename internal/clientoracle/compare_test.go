@@ -2,6 +2,7 @@ package clientoracle
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/whatwgsse"
+	"github.com/mcp-resume-guard/mcp-resume-guard/sse"
 )
 
 // Each compare function holds one reader to its own rules: what it makes of
@@ -172,4 +174,74 @@ func outcome(end string) string {
 		return end[:i+len("failed to decode event")]
 	}
 	return end
+}
+
+// compareKinds checks what the guard's minted IDs say of their events (the
+// self-describing cursor), where that is unambiguous: for each event
+// WHATWG fires with its own ID and complete JSON data of at most
+// sse.DataPrefixBytes, a resume with the guard's ID on a replica that saw
+// nothing (elsewhere, under the default rewind) must be rewound (the
+// upstream does not receive the event's own ID) exactly when the data is
+// a JSON-RPC result: an object whose first of "result"/"error" is
+// "result", or that has an "id" and neither those nor "method" (the Go
+// SDK's nil result); a batch with such an element. On a legacy route a
+// result without a previous ID is only observed, so it is not checked.
+func compareKinds(c *Case, up, gd []byte, elsewhere func(k int, id string) string) (diffs []string, checked, results int) {
+	if !c.Mint {
+		return nil, 0, 0
+	}
+	um, gm := whatwgsse.Parse(up).Dispatches, whatwgsse.Parse(gd).Dispatches
+	if len(um) != len(gm) {
+		return nil, 0, 0 // the readers' comparison reports it
+	}
+	prev := ""
+	for i := range um {
+		a, b := um[i], gm[i]
+		before := prev
+		prev = a.LastEventID
+		if !a.HasData || !a.HasID || !b.HasID || b.ID == a.ID || len(a.Data) > sse.DataPrefixBytes || (a.Type != "" && a.Type != "message") {
+			continue
+		}
+		result, ok := isResult([]byte(a.Data))
+		// Rewinding to a previous ID equal to the event's own cannot be seen.
+		if !ok || result && (before == "" && c.Transport == "sse" || trimOWS(before) == trimOWS(a.ID)) {
+			continue
+		}
+		checked++
+		if result {
+			results++
+		}
+		got := elsewhere(i, b.ID)
+		if rewound := got != trimOWS(a.ID); rewound != result {
+			diffs = append(diffs, fmt.Sprintf("kind: event #%d (%s) is a result: %v, but its cursor %s resumes elsewhere as %s", i, clipS(a.Data), result, clipS(b.ID), clipS(got)))
+		}
+	}
+	return diffs, checked, results
+}
+
+// isResult reports whether complete JSON data is a JSON-RPC result (see
+// compareKinds); ok is false when it is not JSON.
+func isResult(data []byte) (result, ok bool) {
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return false, false
+	}
+	one := func(e any) bool {
+		obj, ok := e.(map[string]any)
+		if !ok {
+			return false
+		}
+		_, res := obj["result"]
+		_, fail := obj["error"]
+		_, method := obj["method"]
+		_, id := obj["id"]
+		if res && fail {
+			return bytes.Index(data, []byte(`"result"`)) < bytes.Index(data, []byte(`"error"`))
+		}
+		return res || !fail && !method && id
+	}
+	if arr, isArr := v.([]any); isArr {
+		return slices.ContainsFunc(arr, one), true
+	}
+	return one(v), true
 }

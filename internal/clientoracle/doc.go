@@ -5,5 +5,7 @@
 // of internal/whatwgsse. Random upstream streams go through the built .wasm;
 // each reader must read the same events from the guard's bytes as from the
 // upstream's, with every event ID reading back, through a resume, to the
-// upstream's. The package has no code outside its tests.
+// upstream's; and every minted ID must say truly whether its event is a
+// result (a resume on a replica that saw nothing is rewound exactly then).
+// The package has no code outside its tests.
 package clientoracle

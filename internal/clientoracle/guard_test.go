@@ -31,9 +31,13 @@ func guardConfig(mint bool) string {
 		strconv.Itoa(maxLine) + `,"mint_cursors":` + strconv.FormatBool(mint) + `}`
 }
 
-// guard runs the built plugin, one host per mint_cursors setting.
+// guard runs the built plugin, one host per mint_cursors setting, and a
+// third (minting, unacked_cursor at its default, rewind) that never sees a
+// stream: a replica where no watermark mentions any cursor, so that only
+// what a cursor says decides its resume (resumeElsewhere).
 type guard struct {
-	hosts map[bool]*wasmhost.Host
+	hosts     map[bool]*wasmhost.Host
+	elsewhere *wasmhost.Host
 }
 
 func newGuard(t testing.TB) *guard {
@@ -60,12 +64,22 @@ func startGuard() (*guard, error) {
 		}
 		g.hosts[mint] = h
 	}
+	cfg := strings.Replace(guardConfig(true), `"unacked_cursor":"observe",`, "", 1)
+	h, err := wasmhost.New(context.Background(), wasmhost.Options{Wasm: b, PluginConfig: []byte(cfg), VMs: 1})
+	if err != nil {
+		g.close()
+		return nil, fmt.Errorf("starting the guard (rewind): %w", err)
+	}
+	g.elsewhere = h
 	return g, nil
 }
 
 func (g *guard) close() {
 	for _, h := range g.hosts {
 		h.Close(context.Background())
+	}
+	if g.elsewhere != nil {
+		g.elsewhere.Close(context.Background())
 	}
 }
 
@@ -121,13 +135,25 @@ func (g *guard) run(c *Case, n int) ([][]byte, error) {
 // instead. Header values are trimmed of spaces and tabs as HTTP does on the
 // wire, at both hops.
 func (g *guard) resume(c *Case, n int, id string) string {
+	return resumeOn(g.hosts[c.Mint], c, session(n), principal(n), id)
+}
+
+// resumeElsewhere is resume on the replica that saw no stream (under the
+// default unacked_cursor, rewind), in a session of its own (k numbers the
+// resumes of case n), so that a refusal tombstones nothing another resume
+// uses.
+func (g *guard) resumeElsewhere(c *Case, n, k int, id string) string {
+	return resumeOn(g.elsewhere, c, fmt.Sprintf("%s-%d", session(n), k), principal(n), id)
+}
+
+func resumeOn(host *wasmhost.Host, c *Case, sess, who, id string) string {
 	h := wasmhost.Headers{{Key: ":authority", Value: "mcp.example.test"}, {Key: ":scheme", Value: "https"},
 		{Key: ":path", Value: c.path()}, {Key: ":method", Value: "GET"}, {Key: "accept", Value: "text/event-stream"},
-		{Key: "authorization", Value: principal(n)}, {Key: "last-event-id", Value: trimOWS(id)}}
+		{Key: "authorization", Value: who}, {Key: "last-event-id", Value: trimOWS(id)}}
 	if c.Transport == "http" {
-		h = append(h, wasmhost.Header{Key: "mcp-session-id", Value: session(n)}, wasmhost.Header{Key: "mcp-protocol-version", Value: "2025-11-25"})
+		h = append(h, wasmhost.Header{Key: "mcp-session-id", Value: sess}, wasmhost.Header{Key: "mcp-protocol-version", Value: "2025-11-25"})
 	}
-	res, err := g.hosts[c.Mint].Simulate(wasmhost.Exchange{
+	res, err := host.Simulate(wasmhost.Exchange{
 		Request:  h,
 		Response: wasmhost.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "text/event-stream"}},
 	})

@@ -79,14 +79,16 @@ func TestReadersAgree(t *testing.T) {
 	g := newGuard(t)
 	res, times := readAll(t, g, cases, nums, verbose)
 	r := &report{}
+	kinds, results := 0, 0
 	for i, c := range cases {
 		r.bytes += len(c.Body())
+		kinds, results = kinds+res[i].kindsChecked, results+res[i].resultsChecked
 		for _, reader := range allReaders {
 			r.add(c, res[i].up, res[i].gd, reader, res[i].diffs[reader])
 		}
 	}
 	r.finish(t)
-	t.Logf("%d streams (%d bytes), 3 readers: %s, total %v", len(cases), r.bytes, times, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d streams (%d bytes), 3 readers: %s, total %v; %d minted events' kinds checked (%d results)", len(cases), r.bytes, times, time.Since(start).Round(time.Millisecond), kinds, results)
 	t.Logf("traits covered: %s", coverage(cases))
 }
 
@@ -94,6 +96,9 @@ func TestReadersAgree(t *testing.T) {
 type result struct {
 	up, gd []byte
 	diffs  map[string][]string
+	// kindsChecked events had their cursor's kind checked, resultsChecked
+	// of them results (compareKinds).
+	kindsChecked, resultsChecked int
 }
 
 // readAll runs the cases through the guard and every reader (node once for
@@ -131,10 +136,12 @@ func readAll(t *testing.T, g *guard, cases []*Case, nums []int, verbose bool) ([
 				c.Name, up, gd, whatwgsse.Parse(up), whatwgsse.Parse(gd), jsonOf(ts[2*i]), jsonOf(ts[2*i+1]), gv[2*i], gv[2*i+1])
 		}
 		x := ids{resolve: resolve, untouched: up[overflowAt(up):]}
-		res[i] = result{up: up, gd: gd, diffs: map[string][]string{
+		kinds, checked, results := compareKinds(c, up, gd, func(k int, id string) string { return g.resumeElsewhere(c, nums[i], k, id) })
+		res[i] = result{up: up, gd: gd, kindsChecked: checked, resultsChecked: results, diffs: map[string][]string{
 			"WHATWG":             compareWHATWG(up, gd, x),
 			"eventsource-parser": compareTS(ts[2*i], ts[2*i+1], x),
 			"go-sdk":             compareGo(gv[2*i], gv[2*i+1], x),
+			"cursor-kind":        kinds,
 		}}
 	}
 	return res, fmt.Sprintf("guard %v, eventsource-parser (one node process) %v, go-sdk %v",
