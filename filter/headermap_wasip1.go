@@ -1,41 +1,20 @@
-//go:build wasip1
+//go:build wasip1 && abiglue
 
 package main
 
-import "unsafe"
+import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 
-// requestHeaderPairs calls proxy_get_header_map_pairs directly and returns
-// the request header map in the ABI's serialized form (headermap.go): the
-// SDK's GetHttpRequestHeaders would build a [][2]string of new strings from
-// it on every guarded request.
-//
-//go:wasmimport env proxy_get_header_map_pairs
-func hostGetHeaderMapPairs(mapType uint32, retData *uint32, retSize *uint32) uint32
-
-// mapTypeRequestHeaders is the ABI's HTTP_REQUEST_HEADERS map type.
-const mapTypeRequestHeaders = 0
-
-// pairsData and pairsSize receive the out-parameters: package variables,
-// never stack slots (see internal/abiglue: the stack may move while the host
-// holds an address into it).
-var pairsData, pairsSize uint32
-
-// requestHeaderPairs returns the serialized request header map. The host
-// wrote it into memory it got from the guest's proxy_on_memory_allocate
-// during this call (the ABI glue's arena, which keeps the block reachable
-// until the next callback rewinds it), so the bytes are valid until the
-// callback returns, like every other value read from the host. An empty map
-// comes back as (0, 0).
+// requestHeaderPairs returns the request header map in the ABI's serialized
+// form (headers.go's pairWalk), read through the ABI glue's
+// proxywasm.GetHttpRequestHeaderPairs (internal/abiglue/sdkglue/proxywasm):
+// the SDK's GetHttpRequestHeaders would build a [][2]string of new strings
+// from it on every guarded request. The glue reserves room for the map
+// before the host copies it and checks the address and size the host
+// returns against the memory it handed out: a host that violates the ABI
+// makes ok false (the request passes unguarded and fail_open_total counts
+// it), never a read outside the map. The bytes are valid until the callback
+// returns, like every other value read from the host.
 func requestHeaderPairs() ([]byte, bool) {
-	pairsData, pairsSize = 0, 0
-	if hostGetHeaderMapPairs(mapTypeRequestHeaders, &pairsData, &pairsSize) != 0 {
-		return nil, false
-	}
-	if pairsSize == 0 {
-		return nil, true
-	}
-	if pairsData == 0 {
-		return nil, false
-	}
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), uintptr(pairsData))), pairsSize), true
+	b, err := proxywasm.GetHttpRequestHeaderPairs()
+	return b, err == nil
 }

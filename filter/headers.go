@@ -40,7 +40,7 @@ type requestRoute struct {
 // property (when an entry names a route) and the first :path (when an entry
 // matches a prefix), read from the header map: Envoy keeps pseudo-headers at
 // the front of it, so that scan stops after an entry or two. A map the host
-// cannot return matches no path prefix: the request passes.
+// cannot return matches no path prefix (OnHttpRequestHeaders counts it).
 func matchRoute(p *pluginContext) requestRoute {
 	var r requestRoute
 	var routeName, path string
@@ -53,25 +53,31 @@ func matchRoute(p *pluginContext) requestRoute {
 		r.pairs, r.pairsOK = requestHeaderPairs()
 		r.pairsRead = true
 		if r.pairsOK {
-			path = firstPath(r.pairs)
+			path, r.pairsOK = firstPath(r.pairs)
 		}
 	}
 	r.transport = p.cfg.Match(routeName, path)
 	return r
 }
 
-// firstPath returns the value of the first :path entry of pairs, "" when
-// there is none or pairs is malformed up to it. It stops there: the rest
-// of the map is checked by scanRequestHeaders, on guarded requests.
-func firstPath(pairs []byte) string {
+// firstPath returns the value of the first :path entry of pairs ("" when
+// there is none); ok is false when pairs is malformed up to it. It stops
+// there: the rest of the map is checked by scanRequestHeaders, on guarded
+// requests.
+func firstPath(pairs []byte) (path string, ok bool) {
 	w, ok := walkPairs(pairs)
-	for ok {
-		var key, value []byte
-		if key, value, ok = w.next(); ok && len(key) == len(":path") && string(key) == ":path" {
-			return viewString(value)
+	if !ok {
+		return "", false
+	}
+	for {
+		key, value, more := w.next()
+		if !more {
+			return "", w.end()
+		}
+		if len(key) == len(":path") && string(key) == ":path" {
+			return viewString(value), true
 		}
 	}
-	return ""
 }
 
 // pairWalk walks a header map in the proxy-wasm serialization

@@ -85,6 +85,14 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	}
 	// Guarded or not, from the route name or :path alone (headers.go).
 	route := matchRoute(p)
+	if route.pairsRead && !route.pairsOK {
+		// The host could not hand over the request headers, or handed over
+		// memory it was not given (the ABI glue checks it): no :path to
+		// match, the request passes untouched and is counted.
+		p.metrics.failOpen.inc()
+		proxywasm.LogWarn("mcp-resume-guard: cannot read the request headers; request passes unguarded")
+		return action
+	}
 	if h.transport = route.transport; h.transport == cursor.TransportNone {
 		return action
 	}

@@ -300,9 +300,14 @@ func TestPanicAfterSplitIDLineLosesNoByte(t *testing.T) {
 // build the native tests compile has no fault points).
 const faultBodyWithHeldName = "response_body_with_held"
 
-// TestNoMemoryGrowthInsideAllocate: body chunks of 1 B to 1 MiB on a fresh
-// VM never make linear memory grow inside proxy_on_memory_allocate (WAMR up
-// to 2.2 traps the plugin when it does during proxy_get_buffer_bytes).
+// TestNoMemoryGrowthInsideAllocate: linear memory never grows inside
+// proxy_on_memory_allocate, whichever host call asked for the memory (WAMR
+// up to 2.2 traps the plugin afterwards: Envoy's host library grew it for
+// request header maps of ≥ ~47 KiB and for body chunks). Body chunks of 1 B
+// to 1 MiB, and request and response header maps of 1 KiB to 1 MiB (a long
+// credential, cookie or session), on a fresh VM for each size and on one
+// warm VM through every size up and down, through the ordinary request, a
+// resume, a refusal, a tombstone and the log phase.
 func TestNoMemoryGrowthInsideAllocate(t *testing.T) {
 	onlyDriver(t, wasm, func(t *testing.T, h *harness) {
 		h.start(testConfig)
@@ -322,9 +327,116 @@ func TestNoMemoryGrowthInsideAllocate(t *testing.T) {
 		}
 		s.onResponseBody(nil, true)
 		s.end(false)
-		for _, g := range host.AllocGrowths() {
-			if g.Body {
-				t.Errorf("linear memory grew by %d bytes inside proxy_on_memory_allocate(%d) during a body callback", g.Bytes, g.Size)
+		noGrowth(t, host, "body chunks")
+	})
+	sizes := []int{1 << 10, 16 << 10, 47 << 10, 60 << 10, 100 << 10, 256 << 10, 512 << 10, 1 << 20}
+	for _, size := range sizes {
+		onlyDriver(t, wasm, func(t *testing.T, h *harness) {
+			h.start(testConfig)
+			largeHeaderExchanges(h, size, fmt.Sprintf("fresh-%d", size))
+			noGrowth(t, h.d.(*wasmDriver).host, fmt.Sprintf("header maps of %d bytes on a fresh VM", size))
+		})
+	}
+	onlyDriver(t, wasm, func(t *testing.T, h *harness) {
+		h.start(testConfig)
+		for i, size := range append(append([]int(nil), sizes...), sizes[0], sizes[len(sizes)-1], sizes[2]) {
+			largeHeaderExchanges(h, size, fmt.Sprintf("warm-%d-%d", i, size))
+		}
+		noGrowth(t, h.d.(*wasmDriver).host, "header maps of 1 KiB to 1 MiB on a warm VM")
+	})
+}
+
+// largeHeaderExchanges plays, with request and response header maps of
+// about size bytes (one large header), the calls of a session: an initialize
+// answered as a stream, a tool call cut after its result, a resume rewound
+// from it, a cross-transport refusal that tombstones the session, a refused
+// POST, and an ordinary request on the legacy message endpoint.
+func largeHeaderExchanges(h *harness, size int, session string) {
+	h.t.Helper()
+	big := func(name string) [2]string { return [2]string{name, strings.Repeat("b", size)} }
+	owner := [2]string{"authorization", "Bearer " + strings.Repeat("o", size)} // a large credential
+	sse := func(s stream, sid string, events ...string) {
+		hs := [][2]string{{":status", "200"}, {"content-type", "text/event-stream"}, big("x-upstream-trace")}
+		if sid != "" {
+			hs = append(hs, [2]string{"mcp-session-id", sid})
+		}
+		s.onResponseHeaders(hs, false)
+		for i, ev := range events {
+			s.onResponseBody([]byte(ev), i == len(events)-1)
+		}
+	}
+	s, _ := h.request("POST", "/mcp", owner)
+	sse(s, session, event("e-0", true))
+	s.end(false)
+	s, _ = h.request("POST", "/mcp", owner, [2]string{"mcp-session-id", session})
+	sse(s, "", event("e-1", false), event("e-2", true))
+	s.end(true)
+	s, _ = h.request("GET", "/mcp", owner, [2]string{"mcp-session-id", session}, [2]string{"last-event-id", "http:e-2"})
+	if lr := s.localReply(); lr == nil {
+		sse(s, "", event("e-3", true))
+	} else {
+		s.runLocalReply()
+	}
+	s.end(false)
+	s, _ = h.request("GET", "/mcp", owner, [2]string{"mcp-session-id", session}, [2]string{"last-event-id", "sse:e-3"})
+	s.runLocalReply()
+	s.end(false)
+	s, _ = h.request("POST", "/mcp", owner, [2]string{"mcp-session-id", session})
+	if h.reinitReason(s) != "tombstoned" {
+		h.t.Fatalf("%s: the session was not tombstoned", session)
+	}
+	s.runLocalReply()
+	s.end(false)
+	s, _ = h.request("POST", "/messages?sessionId="+session, big("cookie"))
+	s.onResponseHeaders([][2]string{{":status", "202"}, big("x-upstream-trace")}, true)
+	s.end(false)
+}
+
+// noGrowth fails the test for every growth of linear memory the host saw
+// inside proxy_on_memory_allocate.
+func noGrowth(t *testing.T, host *wasmhost.Host, what string) {
+	t.Helper()
+	for _, g := range host.AllocGrowths() {
+		t.Errorf("%s: linear memory grew by %d bytes inside proxy_on_memory_allocate(%d) for %s (body callback: %v)", what, g.Bytes, g.Size, g.Call, g.Body)
+	}
+}
+
+// TestHostThatLiesAboutTheHeaderMap: a host that violates the ABI in
+// proxy_get_header_map_pairs — an address and size outside memory, or a
+// size that does not match the serialized content — makes the request pass
+// unguarded and counted (fail_open_total), never traps the VM; the next
+// request of an honest host is guarded again.
+func TestHostThatLiesAboutTheHeaderMap(t *testing.T) {
+	onlyDriver(t, wasm, func(t *testing.T, h *harness) {
+		h.start(testConfig)
+		host := h.d.(*wasmDriver).host
+		h.toolCall("s-1", "e-1", "e-2", false)
+		for _, c := range []struct {
+			name string
+			lie  func(ptr, size, memSize uint32) (uint32, uint32)
+		}{
+			{"past the end of memory", func(_, size, memSize uint32) (uint32, uint32) { return memSize - 8, size }},
+			{"at the top of the address space", func(_, size, _ uint32) (uint32, uint32) { return 0xffffff00, size }},
+			{"size overflowing the address", func(ptr, _, _ uint32) (uint32, uint32) { return ptr, 0xfffffff0 }},
+			{"memory it was not given", func(_, size, _ uint32) (uint32, uint32) { return 1024, size }},
+			{"16 bytes more than the map", func(ptr, size, _ uint32) (uint32, uint32) { return ptr, size + 16 }},
+			{"3 bytes less than the map", func(ptr, size, _ uint32) (uint32, uint32) { return ptr, size - 3 }},
+			{"the map shifted by 8", func(ptr, size, _ uint32) (uint32, uint32) { return ptr + 8, size - 8 }},
+		} {
+			before := h.counter("fail_open_total")
+			host.SetHeaderMapPairsFault(c.lie)
+			s, act := h.request("GET", "/mcp", [2]string{"mcp-session-id", "s-1"}, [2]string{"last-event-id", "sse:e-2"})
+			host.SetHeaderMapPairsFault(nil)
+			if s.localReply() != nil || act != 0 {
+				t.Fatalf("%s: the request was judged (reply %+v, action %d), want passed unguarded", c.name, s.localReply(), act)
+			}
+			if got := h.counter("fail_open_total"); got != before+1 {
+				t.Fatalf("%s: fail_open_total %d → %d, want one more", c.name, before, got)
+			}
+			s.end(false)
+			// The VM lives on and guards again.
+			if r, _ := h.resume("s-1", "sse:e-2"); r != "cross_transport" {
+				t.Fatalf("%s: the next request of an honest host: %q, want cross_transport", c.name, r)
 			}
 		}
 	})

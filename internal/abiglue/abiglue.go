@@ -23,11 +23,13 @@ import (
 // BuildTag is the build tag that enables the glue files inside the SDK copy.
 const BuildTag = "abiglue"
 
-//go:embed sdkglue/*.go
+//go:embed sdkglue/*.go sdkglue/proxywasm/*.go
 var sources embed.FS
 
-// Sources returns the glue files, each to be placed as-is into the SDK's
-// proxywasm/internal package. Names are flat ("abiglue_host.go", ...).
+// Sources returns the glue files: those at the top ("abiglue_host.go", ...)
+// go as-is into the SDK's proxywasm/internal package, those under
+// "proxywasm/" into the SDK's proxywasm package (functions the plugin calls
+// that the SDK's API lacks).
 func Sources() fs.FS {
 	sub, err := fs.Sub(sources, "sdkglue")
 	if err != nil {

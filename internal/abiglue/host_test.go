@@ -316,6 +316,19 @@ func (h *oldEnvoyHost) instantiateEnv(ctx context.Context, r wazero.Runtime) err
 			}
 			s[0] = statusNotFound
 		}},
+		"proxy_get_header_map_size": {i32s(2), i32s(1), func(_ context.Context, m api.Module, s []uint64) {
+			// Envoy's HeaderMap::byteSize(): key and value lengths only.
+			if s[0] != 0 {
+				s[0] = statusBadArgument
+				return
+			}
+			n := 0
+			for _, kv := range h.headers {
+				n += len(kv[0]) + len(kv[1])
+			}
+			h.write32(m, s[1], uint32(n))
+			s[0] = statusOK
+		}},
 		"proxy_replace_header_map_value": {i32s(5), i32s(1), func(_ context.Context, m api.Module, s []uint64) {
 			if s[0] != 0 {
 				s[0] = statusBadArgument

@@ -371,6 +371,7 @@ func TestProbeModuleShape(t *testing.T) {
 var probeEnvImports = []string{
 	"proxy_log",
 	"proxy_get_buffer_bytes",
+	"proxy_get_header_map_size", // asked before every header read (abiglue_memory.go reserveForMap)
 	"proxy_get_header_map_value",
 	"proxy_replace_header_map_value",
 	"proxy_get_shared_data",

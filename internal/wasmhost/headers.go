@@ -76,6 +76,16 @@ func (h Headers) Clone() Headers {
 	return append(Headers(make([]Header, 0, len(h))), h...)
 }
 
+// ByteSize is the sum of h's key and value lengths, Envoy's
+// HeaderMap::byteSize().
+func (h Headers) ByteSize() int {
+	n := 0
+	for _, e := range h {
+		n += len(e.Key) + len(e.Value)
+	}
+	return n
+}
+
 // SerializedSize is the length of h in the proxy-wasm map serialization.
 func (h Headers) SerializedSize() int {
 	n := 4

@@ -62,11 +62,13 @@ type Options struct {
 	// joined by "."), e.g. "node.id". Values are returned as given.
 	Properties map[string][]byte
 	// CountAllocGrowth records every growth of linear memory that happens
-	// inside proxy_on_memory_allocate (AllocGrowths). Envoy's WAMR runtime
-	// up to 2.2 traps the plugin with "out of bounds memory access" when
-	// that happens during proxy_get_buffer_bytes (its interpreter keeps the
-	// old memory size in the outer frame; fixed in WAMR 2.3.0, #3872), so
-	// the plugin must grow its memory in its own frame instead.
+	// inside proxy_on_memory_allocate, whichever host call asked for the
+	// memory (AllocGrowths). Envoy's WAMR runtime up to 2.2 traps the plugin
+	// with "out of bounds memory access" when that happens during a host
+	// call (its interpreter keeps the old memory size in the outer frame;
+	// fixed in WAMR 2.3.0, #3872): seen for proxy_get_buffer_bytes and for
+	// proxy_get_header_map_pairs of maps ≥ ~47 KiB, so the plugin must grow
+	// its memory in its own frame instead.
 	CountAllocGrowth bool
 }
 
@@ -85,6 +87,7 @@ type Host struct {
 	metrics     metricStore
 	stats       hostStats
 	bufferFault atomic.Pointer[func(op BufferOp) bool]
+	pairsFault  atomic.Pointer[func(ptr, size, memSize uint32) (uint32, uint32)]
 
 	growthMu     sync.Mutex
 	allocGrowths []AllocGrowth
@@ -320,7 +323,10 @@ func wrap(f *hostFunc) api.GoModuleFunc {
 				panic(&RestrictedCallError{Func: f.qualified, Phase: vm.phase.String()})
 			}
 		}
+		prev := vm.call
+		vm.call = f
 		f.fn(vm, mod.Memory(), stack)
+		vm.call = prev
 	}
 }
 

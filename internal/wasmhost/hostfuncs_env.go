@@ -342,7 +342,29 @@ func proxyGetHeaderMapPairs(vm *VM, mem api.Memory, st []uint64) {
 		return
 	}
 	vm.scratch = m.AppendSerialized(vm.scratch[:0])
-	ret(st, vm.copyOut(mem, vm.scratch, u32(st, 1), u32(st, 2)))
+	s = vm.copyOut(mem, vm.scratch, u32(st, 1), u32(st, 2))
+	if fn := vm.host.pairsFault.Load(); fn != nil && s == StatusOK {
+		// A host violating the ABI (SetHeaderMapPairsFault).
+		ptr, _ := mem.ReadUint32Le(u32(st, 1))
+		size, _ := mem.ReadUint32Le(u32(st, 2))
+		ptr, size = (*fn)(ptr, size, mem.Size())
+		mem.WriteUint32Le(u32(st, 1), ptr)
+		mem.WriteUint32Le(u32(st, 2), size)
+	}
+	ret(st, s)
+}
+
+// SetHeaderMapPairsFault makes the host violate the ABI in
+// proxy_get_header_map_pairs: after writing a map it returns the address
+// and size fn makes of the true ones (memSize is the guest's memory size in
+// bytes), e.g. a range outside memory or a size that does not match the
+// serialized content. nil removes it. For tests of the plugin's checks.
+func (h *Host) SetHeaderMapPairsFault(fn func(ptr, size, memSize uint32) (uint32, uint32)) {
+	if fn == nil {
+		h.pairsFault.Store(nil)
+		return
+	}
+	h.pairsFault.Store(&fn)
 }
 
 // proxy_set_header_map_pairs replaces the whole map; keys are lowercased
@@ -370,13 +392,17 @@ func proxySetHeaderMapPairs(vm *VM, mem api.Memory, st []uint64) {
 	ret(st, StatusOK)
 }
 
+// proxy_get_header_map_size answers the sum of key and value lengths, as
+// Envoy's Context::getHeaderMapSize does (HeaderMap::byteSize()), not the
+// serialized size proxy_get_header_map_pairs copies (4 + 10 bytes per entry
+// more).
 func proxyGetHeaderMapSize(vm *VM, mem api.Memory, st []uint64) {
 	m, s := vm.headerMap(u32(st, 0), false)
 	if s != StatusOK {
 		ret(st, s)
 		return
 	}
-	if !mem.WriteUint32Le(u32(st, 1), uint32(m.SerializedSize())) {
+	if !mem.WriteUint32Le(u32(st, 1), uint32(m.ByteSize())) {
 		ret(st, StatusInvalidMemoryAccess)
 		return
 	}

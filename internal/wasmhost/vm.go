@@ -53,11 +53,12 @@ type VM struct {
 	streams    map[uint32]*Stream
 	metricIDs  map[uint32]*metric
 	nextMetric uint32
-	config     []byte  // configuration buffer readable in the current root callback
-	configType uint32  // its buffer type (bufferVMConfig or bufferPluginConfig); 0: none
-	broken     error   // set when the VM could not be (re)started
-	scratch    []byte  // reusable serialization buffer
-	num        [8]byte // reusable integer property buffer
+	config     []byte    // configuration buffer readable in the current root callback
+	configType uint32    // its buffer type (bufferVMConfig or bufferPluginConfig); 0: none
+	broken     error     // set when the VM could not be (re)started
+	scratch    []byte    // reusable serialization buffer
+	call       *hostFunc // the host function the guest is in; nil: none
+	num        [8]byte   // reusable integer property buffer
 
 	tickPeriod atomic.Int64 // nanoseconds; 0 = off
 	tickReset  chan struct{}
@@ -285,7 +286,11 @@ func (vm *VM) alloc(size uint32) (uint32, error) {
 	vm.phase = prev
 	if vm.host.opts.CountAllocGrowth {
 		if after := vm.mod.Memory().Size(); after > pages {
-			vm.host.recordAllocGrowth(AllocGrowth{VM: vm.index, Size: size, Body: vm.cur != nil && vm.cur.bodyActive >= 0, Bytes: after - pages})
+			g := AllocGrowth{VM: vm.index, Size: size, Body: vm.cur != nil && vm.cur.bodyActive >= 0, Bytes: after - pages}
+			if vm.call != nil {
+				g.Call = vm.call.name
+			}
+			vm.host.recordAllocGrowth(g)
 		}
 	}
 	if err != nil {
@@ -298,6 +303,7 @@ func (vm *VM) alloc(size uint32) (uint32, error) {
 // proxy_on_memory_allocate (Options.CountAllocGrowth).
 type AllocGrowth struct {
 	VM    int
+	Call  string // the host function that asked for the memory (proxy_get_header_map_pairs, ...)
 	Size  uint32 // bytes the host asked the guest for
 	Body  bool   // during a body callback (request or response)
 	Bytes uint32 // by how much memory grew, in bytes

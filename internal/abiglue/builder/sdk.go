@@ -19,8 +19,12 @@ const SDKModule = "github.com/tetratelabs/proxy-wasm-go-sdk"
 // another version needs the glue checked first.
 const SDKVersion = "v0.24.0"
 
-// sdkGluePackage is where, inside the SDK, the glue files go.
-const sdkGluePackage = "proxywasm/internal"
+// sdkGluePackage is where, inside the SDK, the glue files go; those under
+// sdkPublicPackage in the glue go to that package of the SDK.
+const (
+	sdkGluePackage   = "proxywasm/internal"
+	sdkPublicPackage = "proxywasm"
+)
 
 // mockConstraint is the build constraint of the SDK's abi_hostcalls_mock.go,
 // which routes every host call through an interface; the copy gets
@@ -89,12 +93,19 @@ func sdkFiles(dir string) (map[string][]byte, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("no glue sources embedded in package abiglue")
 	}
-	for _, name := range names {
+	public, err := fs.Glob(glue, sdkPublicPackage+"/*.go")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range append(names, public...) {
 		data, err := fs.ReadFile(glue, name)
 		if err != nil {
 			return nil, err
 		}
 		dst := path.Join(sdkGluePackage, name)
+		if strings.HasPrefix(name, sdkPublicPackage+"/") {
+			dst = name // the SDK's own proxywasm package
+		}
 		if _, clash := files[dst]; clash {
 			return nil, fmt.Errorf("glue file %s would overwrite the SDK's own %s", name, dst)
 		}

@@ -38,6 +38,7 @@ func abiOnContextCreate(contextID, parentContextID uint32) {
 //go:wasmexport proxy_on_vm_start
 func abiOnVMStart(rootContextID, vmConfigurationSize uint32) uint32 {
 	enter()
+	arena.reserve(vmConfigurationSize) // read into guest-allocated memory (abiglue_memory.go)
 	r := b2u(bool(proxyOnVMStart(rootContextID, int(vmConfigurationSize))))
 	leave()
 	return r
@@ -46,6 +47,7 @@ func abiOnVMStart(rootContextID, vmConfigurationSize uint32) uint32 {
 //go:wasmexport proxy_on_configure
 func abiOnConfigure(rootContextID, pluginConfigurationSize uint32) uint32 {
 	enter()
+	arena.reserve(pluginConfigurationSize) // read into guest-allocated memory (abiglue_memory.go)
 	r := b2u(bool(proxyOnConfigure(rootContextID, int(pluginConfigurationSize))))
 	leave()
 	return r
@@ -68,6 +70,7 @@ func abiOnQueueReady(rootContextID, queueID uint32) {
 //go:wasmexport proxy_on_request_headers
 func abiOnRequestHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
 	enter()
+	mapEntries[MapTypeHttpRequestHeaders] = numHeaders // bounds its reads (reserveForMap)
 	r := uint32(proxyOnRequestHeaders(contextID, int(numHeaders), endOfStream != 0))
 	leave()
 	return r
@@ -85,6 +88,7 @@ func abiOnRequestBody(contextID, bodySize, endOfStream uint32) uint32 {
 //go:wasmexport proxy_on_request_trailers
 func abiOnRequestTrailers(contextID, numTrailers uint32) uint32 {
 	enter()
+	mapEntries[MapTypeHttpRequestTrailers] = numTrailers
 	r := uint32(proxyOnRequestTrailers(contextID, int(numTrailers)))
 	leave()
 	return r
@@ -93,6 +97,7 @@ func abiOnRequestTrailers(contextID, numTrailers uint32) uint32 {
 //go:wasmexport proxy_on_response_headers
 func abiOnResponseHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
 	enter()
+	mapEntries[MapTypeHttpResponseHeaders] = numHeaders
 	r := uint32(proxyOnResponseHeaders(contextID, int(numHeaders), endOfStream != 0))
 	leave()
 	return r
@@ -110,6 +115,7 @@ func abiOnResponseBody(contextID, bodySize, endOfStream uint32) uint32 {
 //go:wasmexport proxy_on_response_trailers
 func abiOnResponseTrailers(contextID, numTrailers uint32) uint32 {
 	enter()
+	mapEntries[MapTypeHttpResponseTrailers] = numTrailers
 	r := uint32(proxyOnResponseTrailers(contextID, int(numTrailers)))
 	leave()
 	return r

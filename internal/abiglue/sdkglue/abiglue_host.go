@@ -105,15 +105,18 @@ func ProxyEnqueueSharedQueue(queueID uint32, valueData *byte, valueSize int) Sta
 }
 
 func ProxyGetHeaderMapValue(mapType MapType, keyData *byte, keySize int, returnValueData **byte, returnValueSize *int) Status {
+	reserveForMap(mapType)
 	clearOut()
 	return returned(hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize), returnValueData, returnValueSize)
 }
 
 func ProxyAddHeaderMapValue(mapType MapType, keyData *byte, keySize int, valueData *byte, valueSize int) Status {
+	wroteMap(mapType)
 	return Status(hostAddHeaderMapValue(uint32(mapType), keyData, u32(keySize), valueData, u32(valueSize)))
 }
 
 func ProxyReplaceHeaderMapValue(mapType MapType, keyData *byte, keySize int, valueData *byte, valueSize int) Status {
+	wroteMap(mapType)
 	return Status(hostReplaceHeaderMapValue(uint32(mapType), keyData, u32(keySize), valueData, u32(valueSize)))
 }
 
@@ -126,15 +129,18 @@ func ProxyCloseStream(streamType StreamType) Status {
 }
 
 func ProxyRemoveHeaderMapValue(mapType MapType, keyData *byte, keySize int) Status {
+	wroteMap(mapType)
 	return Status(hostRemoveHeaderMapValue(uint32(mapType), keyData, u32(keySize)))
 }
 
 func ProxyGetHeaderMapPairs(mapType MapType, returnValueData **byte, returnValueSize *int) Status {
+	reserveForMap(mapType)
 	clearOut()
 	return returned(hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize), returnValueData, returnValueSize)
 }
 
 func ProxySetHeaderMapPairs(mapType MapType, mapData *byte, mapSize int) Status {
+	wroteMap(mapType)
 	return Status(hostSetHeaderMapPairs(uint32(mapType), mapData, u32(mapSize)))
 }
 

@@ -53,6 +53,9 @@ func hostReplaceHeaderMapValue(mapType uint32, key *byte, keySize uint32, value 
 //go:wasmimport env proxy_remove_header_map_value
 func hostRemoveHeaderMapValue(mapType uint32, key *byte, keySize uint32) uint32
 
+//go:wasmimport env proxy_get_header_map_size
+func hostGetHeaderMapSize(mapType uint32, retSize *uint32) uint32
+
 //go:wasmimport env proxy_get_header_map_pairs
 func hostGetHeaderMapPairs(mapType uint32, retData *uint32, retSize *uint32) uint32
 

@@ -48,10 +48,18 @@ var arena hostArena
 var callbackDepth int32
 
 // enter starts an exported callback; every //go:wasmexport wrapper except
-// proxy_on_memory_allocate calls it first, and leave last.
+// proxy_on_memory_allocate calls it first, and leave last. The outermost
+// one rewinds the arena, forgets the header-map reservations of the last
+// callback (reserveForMap) and makes sure a first block exists: host data of
+// up to arenaMinBlock bytes (properties, shared-data values, small header
+// values) is then served without allocating, on a fresh VM too.
 func enter() {
 	if callbackDepth == 0 {
 		arena.rewind()
+		mapBound, mapEntries = [mapTypes]uint32{}, [mapTypes]uint32{}
+		if arena.cur == nil {
+			arena.cur = make([]byte, arenaMinBlock)
+		}
 	}
 	callbackDepth++
 }
@@ -150,6 +158,87 @@ func (a *hostArena) reserve(n uint32) {
 	}
 	a.cur = make([]byte, blockFor(2*len(a.cur), size+reserveSlack))
 	a.off = 0
+}
+
+// fits reports whether a request of n bytes would be served without
+// allocating: from the current block, or from a reserve made for it.
+func (a *hostArena) fits(n uint32) bool {
+	size := (int(n) + 7) &^ 7
+	return a.off+size <= len(a.cur) || len(a.spare) >= size && cap(a.old) > len(a.old)
+}
+
+// Header maps: the host copies a header value or the whole serialized map
+// (proxy_get_header_map_value, proxy_get_header_map_pairs) into memory it
+// asks proxy_on_memory_allocate for, of a size the guest does not know in
+// advance. If serving that request grows linear memory, Envoy's WAMR up to
+// 2.2 traps the plugin afterwards (measured in proxy-wasm-cpp-host: maps of
+// ≥ ~47 KiB on a fresh VM, within Envoy's default 60 KiB header limit). So
+// before the first read of a map in a callback the glue asks the host for
+// the map's size (proxy_get_header_map_size, ABI 0.2.1) and reserves room for
+// the largest answer that map can give, in its own frame: every later
+// allocation of that read is then served from the arena.
+//
+// Envoy answers proxy_get_header_map_size with HeaderMap::byteSize(), the
+// sum of key and value lengths, not the serialized size: the serialization
+// adds 4 bytes plus 10 per entry (two size words, two NULs). The entry count
+// is the one the host passed to the headers callback, or maxMapEntries.
+
+// mapTypes is the number of header map types (ABI 0.2.1: request and
+// response headers and trailers).
+const mapTypes = 4
+
+// maxMapEntries bounds the entries of a map whose count the callback was
+// not given: the ABI's limit for a serialized map (Envoy deserializes at
+// most 1,024 pairs; its max_headers_count defaults to 100).
+const maxMapEntries = 1024
+
+var (
+	// mapBound[t] is the most one read of map t can ask the allocator for,
+	// learnt during the current outermost callback (0: not asked yet, or
+	// the guest wrote to the map since).
+	mapBound [mapTypes]uint32
+	// mapEntries[t] is the entry count the host passed to the current
+	// callback for map t (proxy_on_request_headers, ...; 0: not given).
+	mapEntries [mapTypes]uint32
+	// outMapSize receives proxy_get_header_map_size's out-parameter.
+	outMapSize uint32
+)
+
+// reserveForMap makes sure the next read of header map t is served without
+// allocating inside proxy_on_memory_allocate. A host that cannot say the
+// map's size gets no reservation: the read then fails the same way, or is
+// served as before.
+func reserveForMap(t MapType) {
+	if uint32(t) >= mapTypes {
+		return
+	}
+	b := mapBound[t]
+	if b == 0 {
+		outMapSize = 0
+		if hostGetHeaderMapSize(uint32(t), &outMapSize) != 0 {
+			return
+		}
+		n := mapEntries[t]
+		if n == 0 {
+			n = maxMapEntries
+		}
+		bound := uint64(outMapSize) + 4 + 10*uint64(n)
+		if bound > 1<<31 {
+			return // no host serializes that much; nothing sensible to reserve
+		}
+		b = uint32(bound)
+		mapBound[t] = b
+	}
+	if !arena.fits(b) {
+		arena.reserve(b)
+	}
+}
+
+// wroteMap forgets the reservation of map t after the guest changed it.
+func wroteMap(t MapType) {
+	if uint32(t) < mapTypes {
+		mapBound[t], mapEntries[t] = 0, 0
+	}
 }
 
 // rewind makes the whole current block available again and lets the
