@@ -4,7 +4,9 @@
 // version, entries left under [Unreleased], a dirty tree, a tag on another
 // commit, manifests or docs pinning another version; DRY_RUN=1 adds
 // -dry-run, which also prints what would be built, written and pushed),
-// then, after make build and make oci with that VERSION, to write:
+// then, after make build and make oci with that VERSION, to write the
+// files below. -move-pins rewrites the repository's pins to a version, for
+// the release commit (go run . -move-pins -version vX.Y.Z -repo ../../..).
 //
 //	mcp-resume-guard-vX.Y.Z.wasm          the plugin, stamped with the version
 //	mcp-resume-guard-vX.Y.Z.wasm.sha256   its SHA-256, as sha256sum -c reads it
@@ -63,6 +65,7 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 	fs.StringVar(&o.signKey, "sign-key", "", "a cosign.key (password in COSIGN_PASSWORD) or PEM private key to sign the files with; none: unsigned")
 	fs.BoolVar(&o.check, "check", false, "only check that the version can be released (make release runs this before it builds)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "with -check: also print what make release would build, write and push")
+	movePins := fs.Bool("move-pins", false, "only rewrite every pin of the repository to -version (the release commit's other half, with CHANGELOG.md's heading)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,6 +74,16 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 	}
 	if o.changelog == "" {
 		o.changelog = filepath.Join(o.repo, "CHANGELOG.md")
+	}
+	if *movePins {
+		if err := checkVersion(o.version); err != nil {
+			return err
+		}
+		moved, err := MovePins(o.repo, o.version)
+		for _, p := range moved {
+			fmt.Fprintf(stdout, "moved %s to %s\n", p, o.version)
+		}
+		return err
 	}
 	pre, err := preflight(o.repo, o.changelog, o.version)
 	if err != nil {

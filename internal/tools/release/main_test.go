@@ -124,6 +124,33 @@ func TestPinPattern(t *testing.T) {
 	}
 }
 
+// TestMovePins: -move-pins moves every pin, two on a line included, and
+// nothing else; afterwards the pins check passes.
+func TestMovePins(t *testing.T) {
+	dir := gitRepo(t, map[string]string{
+		"CHANGELOG.md": "## [1.0.0] - 2027-01-01\n\n- mcp-resume-guard:v0.9.0 stays\n",
+		"docs/a.md":    "pull `mcp-resume-guard:v0.9.0`, or mcp-resume-guard-v0.9.0.wasm\nsdk v0.9.0 stays\n",
+		"m.yaml":       "url: oci://x/mcp-resume-guard:v1.0.0\n",
+	})
+	var out strings.Builder
+	if err := run([]string{"-move-pins", "-version", "v1.0.0", "-repo", dir}, &out, os.Getenv); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(mustRead(t, filepath.Join(dir, "docs/a.md"))); got != "pull `mcp-resume-guard:v1.0.0`, or mcp-resume-guard-v1.0.0.wasm\nsdk v0.9.0 stays\n" {
+		t.Errorf("docs/a.md: %q", got)
+	}
+	if got := string(mustRead(t, filepath.Join(dir, "CHANGELOG.md"))); !strings.Contains(got, "v0.9.0 stays") {
+		t.Errorf("the changelog's history moved: %q", got)
+	}
+	if strings.Count(out.String(), "moved ") != 2 {
+		t.Errorf("output: %s", out.String())
+	}
+	pins, _ := Pins(dir)
+	if err := checkPins(pins, "v1.0.0", ""); err != nil || len(pins) != 3 {
+		t.Errorf("after -move-pins: %d pins, %v", len(pins), err)
+	}
+}
+
 // gitRepo makes a repository in a temporary directory with files committed.
 func gitRepo(t *testing.T, files map[string]string) string {
 	t.Helper()

@@ -83,3 +83,40 @@ func checkPins(pins []Pin, want, what string) error {
 	return fmt.Errorf("%d of %d places pin another version than %s, %s; the release commit moves them:\n%s",
 		len(wrong), len(pins), want, what, strings.Join(wrong, "\n"))
 }
+
+// MovePins rewrites every pin under repo that names another version to
+// version (what a release commit does besides the CHANGELOG.md heading)
+// and returns the pins it moved.
+func MovePins(repo, version string) ([]Pin, error) {
+	pins, err := Pins(repo)
+	if err != nil {
+		return nil, err
+	}
+	var moved []Pin
+	byFile := map[string][]Pin{}
+	for _, p := range pins {
+		if p.Version != version {
+			byFile[p.File] = append(byFile[p.File], p)
+			moved = append(moved, p)
+		}
+	}
+	for file, ps := range byFile {
+		name := filepath.Join(repo, file)
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		lines := strings.Split(string(b), "\n")
+		for _, p := range ps {
+			lines[p.Line-1] = strings.ReplaceAll(lines[p.Line-1], p.Text, strings.Replace(p.Text, p.Version, version, 1))
+		}
+		info, err := os.Stat(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(name, []byte(strings.Join(lines, "\n")), info.Mode().Perm()); err != nil {
+			return nil, err
+		}
+	}
+	return moved, nil
+}

@@ -62,15 +62,8 @@ func releaseCommit(t *testing.T, dir, version string, pins bool) {
 	}
 	writeFile(t, cl, strings.Replace(b, "\n## [Unreleased]\n", "\n## [Unreleased]\n\n## ["+strings.TrimPrefix(version, "v")+"] - 2026-12-01\n", 1))
 	if pins {
-		found, err := Pins(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range found {
-			name := filepath.Join(dir, p.File)
-			lines := strings.Split(string(mustRead(t, name)), "\n")
-			lines[p.Line-1] = strings.ReplaceAll(lines[p.Line-1], p.Text, strings.Replace(p.Text, p.Version, version, 1))
-			writeFile(t, name, strings.Join(lines, "\n"))
+		if moved, err := MovePins(dir, version); err != nil || len(moved) == 0 {
+			t.Fatalf("MovePins: %v, %d moved", err, len(moved))
 		}
 	}
 	commitAll(t, dir, "release "+version)
