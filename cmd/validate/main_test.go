@@ -74,6 +74,17 @@ func TestAcceptsShipped(t *testing.T) {
 	}
 }
 
+// urlLine returns the "url: ..." line that follows prefix in text.
+func urlLine(t *testing.T, text, prefix string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(text, prefix)
+	if !ok {
+		t.Fatalf("no %q line", strings.TrimSpace(prefix))
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return "url: " + line
+}
+
 // wantAll fails the test for each of want that out lacks.
 func wantAll(t *testing.T, out string, want ...string) {
 	t.Helper()
@@ -122,10 +133,9 @@ func builtImage(t *testing.T) (path, manifest, wasm string) {
 // message that names the key at its line and column in the user's file.
 func TestRejectsBroken(t *testing.T) {
 	imagePath, manifest, wasm := builtImage(t)
-	const (
-		istioURL = "url: oci://ghcr.io/mcp-resume-guard/mcp-resume-guard:v0.1.0"
-		gwURL    = "url: ghcr.io/mcp-resume-guard/mcp-resume-guard:v0.1.0"
-	)
+	// The shipped image references, whatever version they pin.
+	istioURL := urlLine(t, readRepo(t, "envoy/istio/wasmplugin.yaml"), "\n  url: ")
+	gwURL := urlLine(t, readRepo(t, "envoy/gateway/extensionpolicy.yaml"), "\n        url: ")
 	cases := []struct {
 		name, file, old, new string
 		image                bool
