@@ -76,8 +76,15 @@ func selected(t *testing.T) ([]*Case, []int, bool) {
 func TestReadersAgree(t *testing.T) {
 	start := time.Now()
 	cases, nums, verbose := selected(t)
+	// The exclusions' repros ride along (one node process per run).
+	entries, repros, reproNums := reproCases()
+	if verbose {
+		entries, repros, reproNums = nil, nil, nil
+	}
 	g := newGuard(t)
-	res, times := readAll(t, g, cases, nums, verbose)
+	res, times := readAll(t, g, slices.Concat(cases, repros), slices.Concat(nums, reproNums), verbose)
+	checkRepros(t, entries, res[len(cases):])
+	res = res[:len(cases)]
 	r := &report{}
 	kinds, results := 0, 0
 	for i, c := range cases {
