@@ -72,6 +72,9 @@ type Options struct {
 	// Cuts reset response streams after a number of SSE events, to provoke
 	// resumes; the banner lists them.
 	Cuts []Cut
+	// Fault, when set, picks each request's fault instead of Cuts
+	// (internal/soak cuts each stream where its client asks).
+	Fault func(*http.Request) wasmhost.Fault
 	// Logger receives the proxy's request lines, the plugin's log lines and
 	// one warning per forced re-initialization. Nil discards.
 	Logger *slog.Logger
@@ -144,7 +147,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	popts := wasmhost.ProxyOptions{Routes: opts.Routes, StreamIdleTimeout: opts.StreamIdleTimeout,
 		Logger: slog.New(dropRequestLines{log.Handler()}),
 		OnDone: func(rec wasmhost.StreamRecord) { s.logRequest(rec); s.logReinit(rec) }}
-	if len(opts.Cuts) > 0 {
+	switch {
+	case opts.Fault != nil:
+		popts.Fault = opts.Fault
+	case len(opts.Cuts) > 0:
 		popts.Fault = func(r *http.Request) wasmhost.Fault { return cutFault(opts.Cuts, r) }
 	}
 	rootID := opts.RootID
