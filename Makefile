@@ -25,7 +25,7 @@ IMAGE    ?= ghcr.io/mcp-resume-guard/mcp-resume-guard
 DRY_RUN  ?=
 SIGN_KEY ?=
 
-.PHONY: all help build test e2e demo bench fuzz oci release validate check clean run
+.PHONY: all help build test e2e demo bench soak fuzz oci release validate check clean run
 
 # make run: the trial proxy (cmd/guardproxy). UPSTREAM is your MCP server's
 # base URL (empty: the reference server, started for you); ROUTES=paths
@@ -85,6 +85,10 @@ run: build
 ## bench: the plugin side by side with its baselines and floor in the embedded host (about 4 minutes on a 2-core machine); ends with one BENCH line per figure
 bench: build
 	$(GO) run ./internal/tools/bench -dir $(BUILD)
+
+## soak: tool calls under faults (cuts, replica restarts, a flood of made-up sessions, the official Go SDK client) through 3 replicas of the trial proxy behind round robin, bounded to 10 minutes; ends with one SOAK line, fails on a lost result, a fail-open or growing guest memory
+soak: build
+	$(GO) run ./internal/tools/soak -wasm $(WASM) -envoy envoy/envoy.yaml -timeout 10m
 
 ## fuzz: every fuzz target of the module (go test -list), each for FUZZTIME (default 30s); some run the built .wasm
 fuzz: build
