@@ -27,12 +27,14 @@ func TestMemoryVerdict(t *testing.T) {
 		restartAt int
 		growing   string // in the verdict; "" for none
 	}{
-		{"flat", []float64{4, 8, 8, 8, 8}, 0, ""},
-		{"early growth, flat late", []float64{4, 6, 8, 8, 8}, 0, ""},
-		{"late growth slowing down", []float64{4, 5, 6, 9, 10}, 0, ""},
-		{"small late steps", []float64{4, 5, 5, 5.5, 6}, 0, ""},
-		{"keeps growing", []float64{4, 6, 8, 10, 12}, 0, "keeps growing"},
-		{"speeds up", []float64{4, 5, 6, 7, 10}, 0, "keeps growing"},
+		{"flat", []float64{4, 4, 4, 4, 4}, 0, ""},
+		{"early steps, flat late", []float64{4, 8, 12, 12, 12}, 0, ""},
+		{"one step in the third quarter", []float64{4, 4, 4, 8, 8}, 0, ""},
+		{"one step in the fourth quarter", []float64{4, 4, 4, 4, 8}, 0, ""},
+		{"two arenas at once, late", []float64{4, 4, 4, 4, 12}, 0, ""},
+		{"pages, not arenas", []float64{4, 4, 4, 4.5, 5}, 0, ""},
+		{"a step in each late quarter", []float64{4, 4, 4, 8, 12}, 0, "keeps growing: 4.0 MiB in the third quarter of the calls, 4.0 MiB in the fourth"},
+		{"linear leak", []float64{4, 6, 8, 10, 12}, 0, "keeps growing"},
 		{"defect 9: a late jump", []float64{8, 8, 8, 8, 67}, 0, "grew 59.0 MiB in the last quarter"},
 		{"restarted inside the windows", []float64{4, 8, 8, 4, 12}, 3, "no VM lived through both late windows"},
 	} {

@@ -82,6 +82,10 @@ type Options struct {
 	Workers int
 	// CallTimeout bounds one tool call of the SDK client [30s].
 	CallTimeout time.Duration
+	// SDKOnly plays every session with the official Go SDK client (for a
+	// plugin that guards nothing, against which the raw client's drain
+	// races would only wait out their silent losses).
+	SDKOnly bool
 	// Seed seeds the fault injection [1].
 	Seed uint64
 	// Log receives progress lines (nil: none).
@@ -300,7 +304,7 @@ func (r *run) client(f *faults) *http.Client {
 func plannedCalls(o Options) int64 {
 	var n int64
 	for i := range o.Sessions {
-		if kindOf(i) == seedSession {
+		if kindOf(o, i) == seedSession {
 			n++
 		} else {
 			n += int64(o.CallsPerSession)
@@ -317,10 +321,11 @@ const (
 )
 
 // kindOf says what session i plays: even ones are the SDK's, odd ones the
-// raw client's, one in five of those the seed's.
-func kindOf(i int) int {
+// raw client's, one in five of those the seed's (all the SDK's with
+// SDKOnly).
+func kindOf(o Options, i int) int {
 	switch {
-	case i%2 == 0:
+	case i%2 == 0 || o.SDKOnly:
 		return sdkSession
 	case (i/2)%5 == 0:
 		return seedSession
@@ -330,7 +335,7 @@ func kindOf(i int) int {
 
 // session plays session i.
 func (r *run) session(ctx context.Context, i int) {
-	switch kindOf(i) {
+	switch kindOf(r.o, i) {
 	case sdkSession:
 		r.sdkSession(ctx, i)
 	case seedSession:
@@ -372,7 +377,7 @@ func (r *run) monitor(ctx context.Context, total int64, stop <-chan struct{}) {
 		}
 		if r.o.RestartEvery > 0 && len(r.top.replicas) > 1 && done >= nextRestart && done < total {
 			nextRestart = done + int64(r.o.RestartEvery)
-			if err := r.top.replicas[len(r.top.replicas)-1].restart(ctx); err != nil {
+			if err := r.top.replicas[len(r.top.replicas)-1].restart(ctx, r.top); err != nil {
 				r.fail(err.Error())
 			} else {
 				r.restarts.Add(1)

@@ -51,6 +51,9 @@ type topology struct {
 	front       *front.Front
 	frontSrv    *http.Server
 	frontURL    string
+
+	quit     chan struct{}  // closed when the soak ends: drains stop
+	draining sync.WaitGroup // replaced lives still draining
 }
 
 // replica is one trial proxy behind a stable address, restarted the way an
@@ -90,7 +93,7 @@ type ended struct {
 // startTopology starts the upstream, n replicas of vms VMs each configured
 // by the Envoy bootstrap, and the front.
 func startTopology(ctx context.Context, wasm []byte, envoy *envoyconf.Bootstrap, n, vms int) (*topology, error) {
-	t := &topology{upstream: dualstack.New(dualstack.Options{})}
+	t := &topology{upstream: dualstack.New(dualstack.Options{}), quit: make(chan struct{})}
 	var err error
 	if t.upstreamSrv, t.upstreamURL, err = serveLoopback(&http.Server{Handler: t.upstream, ReadHeaderTimeout: 30 * time.Second}); err != nil {
 		return nil, fmt.Errorf("soak: upstream listener: %w", err)
@@ -154,9 +157,9 @@ func (r *replica) serve(w http.ResponseWriter, req *http.Request) {
 	l.rp.ServeHTTP(w, req)
 }
 
-// restart starts a new life, sends every new request to it, and closes the
-// old one once it drained (at most drainTimeout).
-func (r *replica) restart(ctx context.Context) error {
+// restart starts a new life and sends every new request to it; the old one
+// is closed once it drained (at most drainTimeout, or when the soak ends).
+func (r *replica) restart(ctx context.Context, t *topology) error {
 	next, err := r.start(ctx)
 	if err != nil {
 		return fmt.Errorf("soak: restarting a replica: %w", err)
@@ -166,14 +169,26 @@ func (r *replica) restart(ctx context.Context) error {
 	r.cur = next
 	r.gen++
 	r.mu.Unlock()
-	deadline := time.Now().Add(drainTimeout)
-	for old.inflight.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	r.mu.Lock()
-	r.dead = r.dead.plus(old.counted())
-	r.mu.Unlock()
-	old.srv.Close()
+	t.draining.Go(func() {
+		deadline := time.NewTimer(drainTimeout)
+		defer deadline.Stop()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+	drain:
+		for old.inflight.Load() > 0 {
+			select {
+			case <-deadline.C:
+				break drain
+			case <-t.quit:
+				break drain
+			case <-tick.C:
+			}
+		}
+		r.mu.Lock()
+		r.dead = r.dead.plus(old.counted())
+		r.mu.Unlock()
+		old.srv.Close()
+	})
 	return nil
 }
 
@@ -215,6 +230,8 @@ func (r *replica) memory() (gen int, bytes []uint32) {
 // close stops the front, the upstream (ending its open streams) and the
 // replicas.
 func (t *topology) close() {
+	close(t.quit)
+	t.draining.Wait()
 	if t.frontSrv != nil {
 		_ = t.frontSrv.Close()
 	}
