@@ -31,11 +31,11 @@ import (
 //     for anything else, since losing a response is the expensive mistake.
 //     In a prefix, a member counts as seen once its value starts (an object,
 //     array, number or literal) or, for a string, once it is closed.
-//   - A JSON array (a batch) is KindResponse when any seen element is a
-//     KindResponse; else KindError when any is a KindError (the only
-//     responses are errors); else the kind of its first element. An element
-//     cut off by the end of a truncated prefix is classified as a truncated
-//     object.
+//   - A JSON array (a batch) cut by the end of the prefix is KindResponse:
+//     any element past the prefix may be a result. A whole batch is
+//     KindResponse when any element is a KindResponse; else KindError when
+//     any is a KindError (the only responses are errors); else the kind of
+//     its first element.
 //   - Anything else (other JSON values, text, an empty or blank prefix) is
 //     KindOther.
 //
@@ -104,17 +104,21 @@ func classifyObject(obj string, truncated bool) cursor.EventKind {
 }
 
 // classifyBatch classifies a JSON-RPC batch, arr starting with '[', its
-// object elements by object. gjson hands an element cut short by the end of
-// a truncated prefix over as if it were whole; such an element (one
-// reaching the end of arr) is classified as truncated.
+// object elements by object. A truncated batch is KindResponse whatever its
+// visible elements are: the elements past the prefix are unseen, and any of
+// them may be the result a client waits for (a notification with large
+// params before it hides it from any prefix). A whole batch is KindResponse
+// when any element is a response, else KindError when any is an error, else
+// the kind of its first element.
 func classifyBatch(arr string, truncated bool, object func(obj string, truncated bool) cursor.EventKind) cursor.EventKind {
-	first, seen, errs := cursor.KindOther, false, false
-	response := false
+	if truncated {
+		return cursor.KindResponse
+	}
+	first, seen, errs, response := cursor.KindOther, false, false, false
 	gjson.Parse(arr).ForEach(func(_, v gjson.Result) bool {
 		k := cursor.KindOther
 		if v.IsObject() {
-			cut := truncated && viewEnd(v.Raw, arr) >= len(arr)
-			k = object(v.Raw, cut)
+			k = object(v.Raw, false)
 		}
 		if !seen {
 			first, seen = k, true
@@ -156,8 +160,8 @@ func skipSpace(s string, i int) int {
 // KindResponse (the Go SDK's nil result {"jsonrpc":"2.0","id":7}), and so
 // is a truncated object (losing a response is the expensive mistake); a
 // batch is KindResponse when any seen element is, else KindError when any
-// is; anything else, or an event type other than "" or "message", is
-// KindOther.
+// is, and a truncated batch is KindResponse; anything else, or an event type
+// other than "" or "message", is KindOther.
 //
 // ResponseKind agrees with Classify (KindResponse and KindError alike,
 // every other kind KindOther) on every message but one that is not valid

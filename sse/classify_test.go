@@ -133,11 +133,12 @@ func TestClassify(t *testing.T) {
 		{"batch of non-objects", "", "[1,2]", false, cursor.KindOther},
 		{"truncated batch, response visible", "", "[" + notifJSON + "," + respJSON + "," + `{"jsonrpc":"2.0","method":"x","par`, true, cursor.KindResponse},
 		{"truncated batch, cut response after a notification", "", "[" + notifJSON + `, {"jsonrpc":"2.0","id":4,"result":{"a":`, true, cursor.KindResponse},
-		{"truncated batch, cut error after a notification", "", "[" + notifJSON + `,{"jsonrpc":"2.0","id":4,"error":{"a":`, true, cursor.KindError},
-		{"truncated batch, cut notification after a notification", "", "[" + notifJSON + `,{"jsonrpc":"2.0","method":"y","params":{`, true, cursor.KindNotification},
+		{"truncated batch, cut error after a notification", "", "[" + notifJSON + `,{"jsonrpc":"2.0","id":4,"error":{"a":`, true, cursor.KindResponse},
+		{"truncated batch, cut notification after a notification", "", "[" + notifJSON + `,{"jsonrpc":"2.0","method":"y","params":{`, true, cursor.KindResponse},
 		{"truncated batch, only a cut element", "", `[{"jsonrpc":"2.0","id":4,"res`, true, cursor.KindResponse},
-		{"truncated batch, cut between elements", "", "[" + reqJSON + ",", true, cursor.KindRequest},
-		{"truncated batch, cut after an error", "", "[" + goError + ",", true, cursor.KindError},
+		{"truncated batch, cut between elements", "", "[" + reqJSON + ",", true, cursor.KindResponse},
+		{"truncated batch, cut after an error", "", "[" + goError + ",", true, cursor.KindResponse},
+		{"truncated batch, a result hidden past a long notification (issue 22)", "", `[{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("n", 600)[:DataPrefixBytes-60], true, cursor.KindResponse},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Classify([]byte(tc.typ), []byte(tc.data), tc.truncated); got != tc.want {

@@ -25,9 +25,12 @@
 // id; a client cannot tell the difference, because an EventSource applies an
 // event's id field only when the event dispatches ("set the last event ID
 // string to the value of the last event ID buffer"): where the line sits
-// inside its event is not observable, and an event the stream leaves
-// unterminated is discarded whole. Events whose id already comes last (C#,
-// Rust rmcp) come out as they came, but for the value.
+// inside its event is not observable. An event the stream leaves
+// unterminated is discarded by WHATWG readers, but the Go SDK's reader
+// dispatches it at EOF: its held id line then goes out as a line of its own
+// (after ending a partly written last line), minted, so that either reader
+// sees what it saw without the rewriter, IDs aside. Events whose id already
+// comes last (C#, Rust rmcp) come out as they came, but for the value.
 //
 // Parsing follows the WHATWG HTML "server-sent events" rules: "\n", "\r\n"
 // and "\r" end a line, a leading UTF-8 BOM is skipped, one space after the

@@ -65,10 +65,34 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 		hasData bool
 		id      []byte // the event's ID, if any
 	)
+	minted := func(k cursor.EventKind, next byte) {
+		want = pend.appendTo(want, cursor.AppendMinted(nil, tr, pend.id(), []byte(prev), k), next)
+		tagged++
+		pend = nil
+	}
 	plain := func(next byte) {
 		want = pend.appendTo(want, cursor.AppendMinted(nil, tr, pend.id(), nil, cursor.KindOther), next)
 		tagged++
 		pend = nil
+	}
+	// eosLineStart ends what want ends with, at the end of the stream, so
+	// that the held line starts a line for every reader: a line cut by the
+	// end (not terminated) gets the held line's own ending ("\r\n" for a
+	// lone '\r'), a line ended by a lone '\r' a '\n'.
+	eosLineStart := func(want []byte, terminated, loneCR bool) []byte {
+		switch eol := pend.line[pend.end:]; {
+		case !terminated && string(eol) == "\r":
+			return append(want, "\r\n"...)
+		case !terminated:
+			return append(want, eol...)
+		case loneCR:
+			return append(want, '\n')
+		}
+		return want
+	}
+	afterCR := false // the last line went out ended by a lone '\r'
+	eventKind := func() cursor.EventKind {
+		return wantMintKind(refEvent{Type: typ, Data: string(bytes.TrimSuffix(data, []byte("\n")))})
 	}
 	nextByte := func(j int) byte {
 		if j < len(in) {
@@ -101,11 +125,14 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 		if hasColon && (string(name) == "id" || string(name) == "event") && len(value) > maxLine {
 			if string(name) == "event" && pend != nil {
 				want = append(want, in[i:lineEnd]...)
-				want = pend.appendTo(want, nil, nextByte(lineEnd))
+				if lineEnd == len(in) {
+					want = eosLineStart(want, terminated, terminated && in[end] == '\r' && lineEnd == end+1)
+				}
+				plain(nextByte(lineEnd))
 				return append(want, in[lineEnd:]...), i, tagged
 			}
 			if pend != nil {
-				want = pend.appendTo(want, nil, in[i])
+				plain(in[i])
 			}
 			return append(want, in[i:]...), i, tagged
 		}
@@ -114,15 +141,40 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 			plain(line[0])
 		}
 		if !terminated {
-			// The stream ends inside this line.
+			// The stream ends inside this line, in an event that the Go
+			// SDK's reader dispatches: the held line goes out minted with
+			// the kind of that event's data.
+			k := func() cursor.EventKind {
+				t, d := typ, data
+				switch {
+				case hasColon && string(name) == "event":
+					t = string(value)
+				case hasColon && string(name) == "data":
+					d = append(bytes.Clone(d), value...)
+				}
+				return wantMintKind(refEvent{Type: t, Data: string(bytes.TrimSuffix(d, []byte("\n")))})
+			}()
 			if s := string(line); s == "i" || s == "id" || hasColon && string(name) == "id" {
-				if pend != nil {
-					plain(in[i])
+				idField := hasColon && bytes.IndexByte(value, 0) < 0
+				if pend != nil && idField {
+					plain(in[i]) // overridden (or reset) by this line
+				} else if pend != nil {
+					minted(k, in[i])
+				}
+				if idField && len(value) > 0 {
+					want = append(want, line[:valueAt]...)
+					want = cursor.AppendMinted(want, tr, value, []byte(prev), k)
+					tagged++
+					return want, overflowAt, tagged
 				}
 				return append(want, line...), overflowAt, tagged
 			}
 			want = append(want, line...)
-			break
+			if pend != nil {
+				want = eosLineStart(want, false, false)
+				minted(k, 0)
+			}
+			return want, overflowAt, tagged
 		}
 		isID := string(name) == "id"
 		switch {
@@ -150,6 +202,7 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 			pend = &heldModel{line: in[i:lineEnd], val: valueAt, end: end - i}
 			id = pend.id()
 			i = lineEnd
+			afterCR = false
 			continue
 		case string(name) == "event":
 			typ = string(value)
@@ -161,10 +214,15 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 			hasData = true
 		}
 		want = append(want, in[i:lineEnd]...)
+		afterCR = in[end] == '\r' && lineEnd == end+1
 		i = lineEnd
 	}
 	if pend != nil {
-		plain(0)
+		// The stream ends after a line, inside an event.
+		if afterCR {
+			want = append(want, '\n')
+		}
+		minted(eventKind(), 0)
 	}
 	return want, overflowAt, tagged
 }
@@ -197,7 +255,7 @@ func checkMint(t testing.TB, tr cursor.Transport, maxLine int, prev string, chun
 	}
 	if tr == cursor.TransportNone {
 		// Nothing is minted, moved or tagged.
-		want, _, _ := expand(in, "", maxLine)
+		want, _, _ := expand(in, cursor.TransportNone, maxLine)
 		if !bytes.Equal(out, want) || tagged != 0 {
 			t.Fatalf("chunks %q: TransportNone output %q tagged %d", chunks, out, tagged)
 		}
@@ -421,20 +479,37 @@ func TestMintBytes(t *testing.T) {
 			"id: sse:a\n\ufeff\ndata: " + res + "\n\n", 0},
 		{"... and is the next one's previous", "id: a\n\ufeff\n\nid: b\ndata: " + res + "\n\n",
 			"id: sse:a\n\ufeff\n\ndata: " + res + "\nid: sse:~1r1.0.ba\n\n", 0},
-		{"unterminated event at eos", "id: a\ndata: " + res + "\n", "data: " + res + "\nid: sse:a\n", 0},
-		{"unterminated id line at eos", "id: a\ndata: 1\nid: b", "data: 1\nid: sse:a\nid: b", 0},
+		// The Go SDK's reader dispatches an unterminated event at EOF
+		// (WHATWG readers discard it): its held id line goes out as a line
+		// of its own, minted with the event's kind.
+		{"unterminated event at eos", "id: a\ndata: " + res + "\n", "data: " + res + "\nid: sse:~1r1.0.a\n", 0},
+		{"unterminated last line at eos (issue 22)", "id: a\nevent: message\ndata: " + res,
+			"event: message\ndata: " + res + "\nid: sse:~1r1.0.a\n", 0},
+		{"unterminated last line, crlf", "id: a\r\ndata: " + res, "data: " + res + "\r\nid: sse:~1r1.0.a\r\n", 0},
+		{"unterminated last line, lone cr id line", "id: a\rdata: " + res, "data: " + res + "\r\nid: sse:~1r1.0.a\r", 0},
+		{"last line ended by a lone cr", "id: a\ndata: " + res + "\r", "data: " + res + "\r\nid: sse:~1r1.0.a\n", 0},
+		{"unterminated comment", "id: a\ndata: x\n: c", "data: x\n: c\nid: sse:a\n", 0},
+		{"unterminated field name", "id: a\ndata: x\nda", "data: x\nda\nid: sse:a\n", 0},
+		{"unterminated event type", "id: a\ndata: x\nevent: mess", "data: x\nevent: mess\nid: sse:a\n", 0},
+		{"unterminated id line at eos", "id: a\ndata: 1\nid: b", "data: 1\nid: sse:a\nid: sse:b", 0},
+		{"unterminated id line of a result", "id: a\ndata: " + res + "\nid: b", "data: " + res + "\nid: sse:a\nid: sse:~1r1.0.b", 0},
+		{"unterminated empty id line", "id: a\ndata: " + res + "\nid:", "data: " + res + "\nid: sse:a\nid:", 0},
+		{"unterminated id name", "id: a\ndata: " + res + "\nid", "data: " + res + "\nid: sse:~1r1.0.a\nid", 0},
+		{"upstream ids shaped like minted cursors", "id: ~1o3.0.abc\ndata: 1\n\nid: ~1r1.0.xy\ndata: 2\n\n",
+			"data: 1\nid: sse:~1o10.0.~1o3.0.abc\n\ndata: 2\nid: sse:~1o9.0.~1r1.0.xy\n\n", 0},
 		{"many events", "id: 1\ndata: " + res + "\n\nid: 2\ndata: " + res + "\n\nid: 3\n\n",
 			"data: " + res + "\nid: sse:~1r1.0.1\n\ndata: " + res + "\nid: sse:~1r1.0.21\n\nid: sse:3\n\n", 0},
 		{"long id while one is held", "id: a\ndata: 1\nid: " + long + "\ndata: 2\n\nid: b\n\n",
-			"data: 1\nid: a\nid: " + long + "\ndata: 2\n\nid: b\n\n", 8},
+			"data: 1\nid: sse:a\nid: " + long + "\ndata: 2\n\nid: b\n\n", 8},
 		{"long event type while one is held: after its line", "id: a\nevent: " + long + "\ndata: 2\n\nid: b\n\n",
-			"event: " + long + "\nid: a\ndata: 2\n\nid: b\n\n", 8},
+			"event: " + long + "\nid: sse:a\ndata: 2\n\nid: b\n\n", 8},
 		{"long event type, crlf", "id: a\r\nevent:" + long + "\r\n\r\nid: b\r\n\r\n",
-			"event:" + long + "\r\nid: a\r\n\r\nid: b\r\n\r\n", 8},
-		{"long event type at eos", "id: a\nevent: " + long, "event: " + long + "id: a\n", 8},
+			"event:" + long + "\r\nid: sse:a\r\n\r\nid: b\r\n\r\n", 8},
+		{"long event type at eos", "id: a\nevent: " + long, "event: " + long + "\nid: sse:a\n", 8},
+		{"long event type at eos, lone cr", "id: a\nevent: " + long + "\r", "event: " + long + "\r\nid: sse:a\n", 8},
 		{"long event type without held id", "id: a\n\nevent: " + long + "\nid: b\n\n",
 			"id: sse:a\n\nevent: " + long + "\nid: b\n\n", 8},
-		{"long unterminated id", "id: a\ndata: 1\nid: " + long, "data: 1\nid: a\nid: " + long, 8},
+		{"long unterminated id", "id: a\ndata: 1\nid: " + long, "data: 1\nid: sse:a\nid: " + long, 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			maxLine := cmp.Or(tc.max, DefaultMaxLineBytes)

@@ -219,16 +219,23 @@ func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
 //   - an id line overridden by a later non-empty one, or followed by an empty
 //     one (which resets the ID), goes out tagged prefix+id where that later
 //     line starts, keeping the id fields in their order;
-//   - an event the stream leaves unterminated (which SSE discards) gets its
-//     held id line, tagged prefix+id, after its last byte;
+//   - an event the stream leaves unterminated (which WHATWG readers
+//     discard and the Go SDK's dispatches) gets its held id line, minted,
+//     as a line of its own after its last byte; a last line cut by the end
+//     is ended first (see flushHeld);
 //   - a held id line ended by a lone '\r' that lands right before a '\n'
 //     ends with '\n' instead, so that the two do not read as one "\r\n";
 //   - an id line that starts the stream stays in place, tagged prefix+id,
 //     when the next line starts with a BOM's first byte (moved, a BOM
 //     there would lead the stream, and a client would skip it);
-//   - when the stream overflows (see Overflowed), the held line goes out as
-//     it came, at the start of the line that overflows (an event type: of
-//     the line after it).
+//   - when the stream overflows (see Overflowed), the held line goes out
+//     tagged prefix+id at the start of the line that overflows (an event
+//     type: of the line after it): that line is a later id, which overrides
+//     it, or an event type too long to be "message".
+//
+// With minting off or on, an id value that starts with '~' goes out escaped
+// (cursor.AppendMinted of kind KindOther), so that no upstream ID reads as a
+// minted cursor when it comes back.
 //
 // When off, each id value is tagged in place. Nothing is minted on
 // TransportNone. The setting applies from the next Reset, or at once if the
@@ -300,8 +307,9 @@ func (r *Rewriter) Tagged() int { return r.tagged }
 // bytes to send downstream now, returning the extended slice. changed is
 // false when the appended bytes equal chunk exactly (the caller may then
 // leave the host's buffer alone). eos marks the last chunk: every held byte
-// is flushed, and an unterminated final event is not dispatched (SSE
-// discards it) though its bytes are forwarded. Call Reset before feeding
+// is flushed, and an unterminated final event is not reported in Events
+// (WHATWG readers discard it) though its bytes are forwarded (see flushHeld
+// for its ID). Call Reset before feeding
 // another stream. dst must not overlap chunk.
 //
 // The events dispatched by the empty lines in chunk are available from
@@ -430,8 +438,14 @@ scan:
 								edited = true
 							} else if r.prefix != "" {
 								out = append(out, chunk[fwd:vs]...)
-								out = appendShort(out, r.prefix)
-								fwd = vs
+								if v[0] == '~' {
+									// Escaped, so that it cannot read as minted.
+									out = cursor.AppendMinted(out, r.t, v, nil, cursor.KindOther)
+									fwd = e
+								} else {
+									out = appendShort(out, r.prefix)
+									fwd = vs
+								}
 								edited = true
 								r.tagged++
 							}
@@ -610,10 +624,9 @@ scan:
 	r.detachPend()
 	r.chunk = nil
 	if eos && len(r.hold) > 0 {
-		// An unterminated last event or line is discarded by SSE: what
-		// was held passes, the held id line tagged, the line as it is.
+		// An unterminated last event: see flushHeld.
 		if r.ph == phOverflowNext || r.field == fieldLong && r.ph == phValue {
-			out = r.overflow(out, nil, 0, 0)
+			out = r.overflow(r.eosLineStart(out), nil, 0, 0)
 		} else {
 			out = r.flushHeld(out)
 			r.ph = phSkip
@@ -728,14 +741,10 @@ func (r *Rewriter) endValue(out []byte, eol byte) (_ []byte, held bool) {
 			return out, true
 		default:
 			out = append(out, r.hold[:r.idValue]...)
-			out = append(out, r.prefix...)
-			out = append(out, v...)
+			out = r.appendInPlace(out, v)
 			r.id.clear()
 			r.id.buf = append(r.id.buf, v...)
 			r.hasID = true
-			if r.prefix != "" {
-				r.tagged++
-			}
 			r.hold = r.hold[:0]
 		}
 	}
@@ -838,21 +847,110 @@ func (r *Rewriter) dispatchHeld(out []byte, next byte) []byte {
 	return out
 }
 
-// flushHeld appends what is held at the end of the stream: the held id line
-// tagged prefix+id, then the current line as it is.
+// flushHeld appends what is held at the end of a stream that ends inside an
+// event: the held id line, and the current line when it is held (an id
+// line, or one that may be). WHATWG readers (eventsource-parser, the
+// TypeScript SDK's) discard such an event, but the Go SDK's reader
+// dispatches it at EOF, the last line too, terminated or not. So the held id
+// line goes out as a line of its own, where a line starts for every reader
+// (eosLineStart ends a partly written line first, with the line ending of
+// the id line itself), minted with the kind of the event's data as the Go
+// SDK reads it; and a last line that is itself a valid id field is tagged
+// like any other (it overrides the held one, which goes out tagged
+// prefix+id before it). Either reader then sees what it saw without the
+// guard, IDs aside.
 func (r *Rewriter) flushHeld(out []byte) []byte {
 	line := r.hold[r.pend.n:]
-	if r.pend.on {
-		var next byte
-		if len(line) > 0 {
-			next = line[0]
-		}
-		out = r.appendPend(out, cursor.KindOther, nil, next)
+	k := cursor.KindOther
+	if r.minting {
+		k = r.eosKind()
 	}
-	out = append(out, line...)
+	v, idField := r.eosIDValue()
+	ignored := hasNUL(v) // a reader ignores the field (WHATWG; the Go SDK does not, but it reads no NUL ID back either)
+	isID := idField && len(v) > 0 && !ignored
+	if r.pend.on {
+		if len(line) > 0 {
+			// The current line follows at a line start; a valid or empty
+			// id value there overrides the held one.
+			if idField && !ignored {
+				out = r.appendPend(out, cursor.KindOther, nil, line[0])
+			} else {
+				out = r.appendPend(out, k, r.prev, line[0])
+			}
+		} else {
+			out = r.appendPend(r.eosLineStart(out), k, r.prev, 0)
+		}
+	}
+	if isID {
+		out = append(out, line[:r.idValue-r.pend.n]...)
+		if r.minting {
+			r.tagged++
+			out = cursor.AppendMinted(out, r.t, v, r.prev, k)
+		} else {
+			out = r.appendInPlace(out, v)
+		}
+	} else {
+		out = append(out, line...)
+	}
 	r.hold = r.hold[:0]
 	r.pend = pendLine{}
 	return out
+}
+
+// eosIDValue returns the value of the current line at the end of the
+// stream and whether that line is an id field (its name and colon seen).
+func (r *Rewriter) eosIDValue() ([]byte, bool) {
+	if r.field != fieldID || r.ph != phValueStart && r.ph != phValue {
+		return nil, false
+	}
+	return r.hold[r.idValue:], true
+}
+
+// eosKind is the kind a minted cursor needs of the event the stream leaves
+// unterminated, from its type and data so far (a last data line counts,
+// terminated or not, as the Go SDK's reader counts it).
+func (r *Rewriter) eosKind() cursor.EventKind {
+	data, truncated := r.data, r.dataTrunc
+	if !truncated && len(data) > 0 && data[len(data)-1] == '\n' {
+		data = data[:len(data)-1]
+	}
+	if limit := r.dataLimit(); len(data) > limit {
+		data, truncated = data[:limit], true
+	}
+	return r.memo.responseKind(r.evType.buf, data, truncated)
+}
+
+// eosLineStart ends, at the end of the stream, what out ends with so that the
+// held id line that follows starts a line for every reader: a line partly
+// written out gets the id line's own line ending ("\r\n" for a lone '\r', which
+// the Go SDK's reader does not take as one), and a line that ended with a
+// lone '\r' (other than the held line itself) a '\n'.
+func (r *Rewriter) eosLineStart(out []byte) []byte {
+	switch r.ph {
+	case phName, phValueStart, phValue, phSkip:
+		eol := r.pendBytes()[r.pend.end:]
+		if len(eol) == 1 && eol[0] == '\r' {
+			return append(out, '\r', '\n')
+		}
+		return append(out, eol...)
+	}
+	if r.afterCR && !r.pend.cr {
+		return append(out, '\n')
+	}
+	return out
+}
+
+// appendInPlace appends the tag of an id value v tagged in place, and v:
+// prefix+v, or for a v that starts with '~' its escaped form
+// (cursor.AppendMinted of kind KindOther), so that no plain cursor reads as
+// minted, whether the guard mints or not. On TransportNone v is appended as
+// it is.
+func (r *Rewriter) appendInPlace(out, v []byte) []byte {
+	if r.prefix == "" {
+		return append(out, v...)
+	}
+	r.tagged++
+	return cursor.AppendMinted(out, r.t, v, nil, cursor.KindOther)
 }
 
 var newline = []byte{'\n'}
@@ -947,9 +1045,10 @@ func (r *Rewriter) overflow(out, chunk []byte, fwd, at int) []byte {
 		case at < len(chunk):
 			next = chunk[at]
 		}
-		pl := r.pendBytes()
-		out = append(out, pl[:r.pend.end]...)
-		out = appendEOL(out, pl[r.pend.end:], next)
+		// Tagged prefix+id: the line that overflows is a later id line,
+		// which overrides it, or an event type too long to be "message",
+		// whose event is no JSON-RPC message.
+		out = r.appendPend(out, cursor.KindOther, nil, next)
 	}
 	out = append(out, line...)
 	out = append(out, chunk[at:]...)

@@ -114,9 +114,11 @@ var streamCases = []struct {
 		kinds: []cursor.EventKind{cursor.KindOther},
 	},
 	{
-		name:  "unterminated id line at the end passes untouched",
+		// The Go SDK's reader dispatches an unterminated last event, its
+		// last line too: that ID is tagged like any other.
+		name:  "unterminated id line at the end is tagged",
 		in:    "id: a\n\nid: b",
-		want:  "id: sse:a\n\nid: b",
+		want:  "id: sse:a\n\nid: sse:b",
 		kinds: []cursor.EventKind{cursor.KindPriming},
 	},
 	{
@@ -198,7 +200,7 @@ func TestRewriteEveryChunking(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := []byte(tc.in)
 			// The hand-written expectation and the oracle agree.
-			if want, _, _ := expand(in, cursor.PrefixSSE, DefaultMaxLineBytes); string(want) != tc.want {
+			if want, _, _ := expand(in, cursor.TransportSSE, DefaultMaxLineBytes); string(want) != tc.want {
 				t.Fatalf("oracle: expand = %q, want %q", want, tc.want)
 			}
 			out, evs, _, _ := run(t, cursor.TransportSSE, 0, [][]byte{in})
@@ -310,12 +312,15 @@ func TestHoldsOnlyIDLines(t *testing.T) {
 }
 
 func TestEOSFlushesHeldBytes(t *testing.T) {
-	for _, tail := range []string{"i", "id", "id:", "id: ", "id: e-1"} {
+	for _, tc := range []struct{ tail, want string }{
+		{"i", "i"}, {"id", "id"}, {"id:", "id:"}, {"id: ", "id: "}, {"id: e\x00", "id: e\x00"},
+		{"id: e-1", "id: sse:e-1"}, {"id:~1r1.0.a", "id:sse:~1o8.0.~1r1.0.a"},
+	} {
 		r := NewRewriter(cursor.TransportSSE, 0)
-		out, _ := r.Rewrite(nil, []byte("data: 1\n\n"+tail), false)
+		out, _ := r.Rewrite(nil, []byte("data: 1\n\n"+tc.tail), false)
 		out, changed := r.Rewrite(out, nil, true)
-		if string(out) != "data: 1\n\n"+tail || !changed {
-			t.Fatalf("tail %q: output %q changed=%v", tail, out, changed)
+		if string(out) != "data: 1\n\n"+tc.want || !changed {
+			t.Fatalf("tail %q: output %q changed=%v", tc.tail, out, changed)
 		}
 	}
 }
