@@ -104,8 +104,18 @@ func oracleMessage(t testing.TB, text []byte, cut int, object func(t testing.TB,
 }
 
 // oracleObject classifies the JSON-RPC message obj[:cut] (obj a whole
-// object); truncated reports that the data goes on after the cut.
+// object) as Classify must; truncated reports that the data goes on after
+// the cut.
 func oracleObject(t testing.TB, obj []byte, cut int, truncated bool) cursor.EventKind {
+	return oracleMembers(t, obj, cut, truncated, false)
+}
+
+// oracleMembers is the one reading of an object's members both oracles
+// share: members seen in obj[:cut], in order, up to "result" or "error"
+// (and, when methodDecides, as ResponseKind reads, "method": not a response,
+// KindOther). Without a decisive key, "method" makes a request (with "id")
+// or a notification, and "id" or a cut object a response.
+func oracleMembers(t testing.TB, obj []byte, cut int, truncated, methodDecides bool) cursor.EventKind {
 	var method, id bool
 	for _, m := range members(t, obj) {
 		if !m.seen(obj, cut) {
@@ -117,18 +127,20 @@ func oracleObject(t testing.TB, obj []byte, cut int, truncated bool) cursor.Even
 		case "error":
 			return cursor.KindError
 		case "method":
+			if methodDecides {
+				return cursor.KindOther
+			}
 			method = true
 		case "id":
 			id = true
 		}
 	}
-	if method {
-		if id {
-			return cursor.KindRequest
-		}
+	switch {
+	case method && id:
+		return cursor.KindRequest
+	case method:
 		return cursor.KindNotification
-	}
-	if id || truncated {
+	case id, truncated:
 		return cursor.KindResponse
 	}
 	return cursor.KindOther

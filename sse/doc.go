@@ -9,6 +9,17 @@
 //	event: message                event: message
 //	data: {"jsonrpc":"2.0",...}   data: {"jsonrpc":"2.0",...}
 //
+// The rewriter is a pipeline, one file a stage; the state that crosses
+// chunks is one struct (stream, state.go):
+//
+//	chunk → line ends     → field          → event                 → kind
+//	        lines.go        field.go         event.go, idline.go     classify.go
+//	        LF, CRLF, CR,   data/event/id by data kept ≤512 B; id    Classify,
+//	        "\r|\n" across  first bytes, or  line tagged in place,   ResponseKind
+//	        chunks, BOM     byte by byte     or held and minted
+//	                        when cut         at dispatch; end.go:
+//	                                         end of stream, overflow
+//
 // With minting on (Rewriter.SetMint), the ID also tells what the event was:
 // each event's id line is held until the empty line that dispatches the
 // event and written just before it, its value replaced by a self-describing

@@ -176,3 +176,109 @@ func (r *Rewriter) classifyLastID() {
 		}
 	}
 }
+
+// Assembling an event: data and event lines fill the event being built, an
+// empty line dispatches it (the id lines are in idline.go).
+
+// dataField handles a line that starts "data:" at p: whole in the chunk, its
+// value is added to the data buffer at once; else it is read on by
+// valueRun.
+func (r *Rewriter) dataField(p int) int {
+	chunk := r.chunk
+	if e := nextEOL(chunk, p+5, &r.crAt); e >= 0 {
+		r.dataLine(valueStart(chunk, p+5, e), e)
+		return r.endLine(chunk[e], e)
+	}
+	r.field, r.ph = fieldData, phValueStart
+	return p + 5
+}
+
+// eventField handles a line that starts "event:" at p: whole in the chunk,
+// its value becomes the event type (a span of the chunk); else it is read on
+// by valueRun. A value longer than maxLineBytes overflows the stream, at
+// the start of the next line while an id line is held.
+func (r *Rewriter) eventField(p int) int {
+	chunk := r.chunk
+	e := nextEOL(chunk, p+6, &r.crAt)
+	if e < 0 {
+		r.field, r.ph = fieldEvent, phValueStart
+		r.startValue()
+		return p + 6
+	}
+	vs := valueStart(chunk, p+6, e)
+	if e-vs > r.max {
+		if !r.pend.on {
+			return r.overflowAt(p)
+		}
+		// The line passes; the held id line goes out after it.
+		r.field, r.ph = fieldLong, phValue
+		return vs
+	}
+	r.evType.setSpan(vs, e) // the last event field wins
+	if ep := string(chunk[vs:e]) == "endpoint"; ep != r.endpoint {
+		r.setEndpoint(ep)
+	}
+	return r.endLine(chunk[e], e)
+}
+
+// emptyLine dispatches the event at the empty line at p, whose line ending
+// is c, writing its held id line first.
+func (r *Rewriter) emptyLine(p int, c byte) int {
+	if r.pend.on {
+		r.flushTo(p)
+		r.dispatchHeld(c)
+	} else {
+		r.dispatch()
+	}
+	r.afterCR = c == '\r'
+	return p + 1
+}
+
+// setEndpoint records whether the event type is now "endpoint", which sets
+// how much of the data lines that follow is kept. A data line still a span
+// of the chunk is cut first by the bound of its own time, as if it had been
+// copied then.
+func (r *Rewriter) setEndpoint(on bool) {
+	if on != r.endpoint && r.dataInChunk {
+		r.detachData()
+	}
+	r.endpoint = on
+}
+
+var newline = []byte{'\n'}
+
+// appendData appends b to the data buffer, keeping at most dataLimit()+1
+// bytes of it (the +1 is the '\n' that SSE strips from the end, so that a
+// data of exactly the limit is not truncated).
+func (r *Rewriter) appendData(b []byte) {
+	if r.dataInChunk {
+		r.detachData()
+	}
+	if room := r.dataLimit() + 1 - len(r.data); len(b) > room {
+		b = b[:max(room, 0)]
+		r.dataTrunc = true
+	}
+	r.data = append(r.data, b...)
+}
+
+// dataLine processes a data line whose value is chunk[lo:hi], whole in the
+// current chunk. The first data line of an event stays a span of the chunk.
+func (r *Rewriter) dataLine(lo, hi int) {
+	if r.hasData {
+		r.appendData(r.chunk[lo:hi])
+		r.appendData(newline)
+		return
+	}
+	r.dataInChunk, r.dataLo, r.dataHi, r.hasData = true, lo, hi, true
+}
+
+// detachData copies a data buffer that is a span of the current chunk into
+// data, so that it outlives the call or can be appended to.
+func (r *Rewriter) detachData() {
+	if r.dataInChunk {
+		r.dataInChunk = false
+		r.data = r.data[:0]
+		r.appendData(r.chunk[r.dataLo:r.dataHi])
+		r.appendData(newline)
+	}
+}

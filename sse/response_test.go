@@ -95,26 +95,7 @@ func oracleResponseKind(t testing.TB, text []byte, cut int) cursor.EventKind {
 // oracleResponseObject is oracleResponseKind of obj[:cut], obj a whole
 // object: the first of "method", "result", "error" seen decides.
 func oracleResponseObject(t testing.TB, obj []byte, cut int, truncated bool) cursor.EventKind {
-	id := false
-	for _, m := range members(t, obj) {
-		if !m.seen(obj, cut) {
-			break
-		}
-		switch m.key {
-		case "method":
-			return cursor.KindOther
-		case "result":
-			return cursor.KindResponse
-		case "error":
-			return cursor.KindError
-		case "id":
-			id = true
-		}
-	}
-	if id || truncated {
-		return cursor.KindResponse
-	}
-	return cursor.KindOther
+	return oracleMembers(t, obj, cut, truncated, true)
 }
 
 // methodFirst reports whether the JSON object or batch text (valid JSON)

@@ -1,0 +1,109 @@
+package sse
+
+// Finding line ends. "\n", "\r\n" and "\r" each end a line; a "\r\n" may be
+// cut by a chunk boundary (afterCR carries the '\r' over), and a UTF-8 BOM
+// may lead the stream. Lines whole in the chunk go by lines, one search for
+// each line's end (nextEOL); a line the chunk's end cuts goes through the
+// byte-wise phases of field.go.
+
+// lines handles the lines that start at p, one after the other, while the
+// rewriter stands at a line start: each line whole in the chunk at once,
+// by its field (line). It returns where it stopped: the chunk's end, or a
+// line the chunk's end cuts, which the byte-wise phases take on.
+func (r *Rewriter) lines(p int) int {
+	chunk := r.chunk
+	for p < len(chunk) && r.ph == phLineStart {
+		if r.afterCR {
+			r.afterCR = false
+			if chunk[p] == '\n' {
+				p = r.crlf(p)
+				continue
+			}
+			r.pend.cr = false
+		}
+		p = r.line(p)
+	}
+	return p
+}
+
+// crlf steps over the '\n' at p that completes a "\r\n" line ending.
+func (r *Rewriter) crlf(p int) int {
+	if r.pend.cr {
+		// The "\r\n" of the held id line.
+		r.pend.cr = false
+		r.pendLF()
+		r.fwd = p + 1
+	}
+	return p + 1
+}
+
+// line handles the line that starts at p by its field (fieldOf): the usual
+// field names by their own handler, an empty line by dispatching the event.
+func (r *Rewriter) line(p int) int {
+	switch c := r.chunk[p]; fieldOf(r.chunk[p:]) {
+	case lineData:
+		return r.dataField(p)
+	case lineEvent:
+		return r.eventField(p)
+	case lineID:
+		return r.idField(p)
+	case lineEmpty:
+		return r.emptyLine(p, c)
+	case lineMaybe:
+		return r.startName(p)
+	default:
+		return r.otherLine(p)
+	}
+}
+
+// endLine steps over the line ending c at e and returns the next position.
+func (r *Rewriter) endLine(c byte, e int) int {
+	r.afterCR = c == '\r'
+	r.ph = phLineStart
+	return e + 1
+}
+
+// otherLine lets a line that is none of data, event and id (a comment,
+// retry, an unknown field) pass untouched up to its end.
+func (r *Rewriter) otherLine(p int) int {
+	if r.chunk[p] == bom[0] && r.pend.on && !r.wrote && len(r.out) == r.start && r.fwd == p {
+		// The held id line is the stream's first: if it moved, a BOM here
+		// would lead the stream and be skipped. It goes out first, tagged.
+		r.flushPend(bom[0])
+		r.edited = true
+	}
+	e := nextEOL(r.chunk, p+1, &r.crAt)
+	if e < 0 {
+		r.ph = phSkip
+		return len(r.chunk)
+	}
+	return r.endLine(r.chunk[e], e)
+}
+
+// skipLine passes the rest of a line untouched (phSkip).
+func (r *Rewriter) skipLine(p int) int {
+	e := nextEOL(r.chunk, p, &r.crAt)
+	if e < 0 {
+		return len(r.chunk)
+	}
+	return r.endLine(r.chunk[e], e)
+}
+
+// bomByte matches the byte at p against a UTF-8 BOM at the start of the
+// stream (phBOM): a whole one is skipped by SSE (and forwarded), a part of
+// one starts a line that is no field.
+func (r *Rewriter) bomByte(p int) int {
+	if r.chunk[p] == bom[r.nameN] {
+		r.nameN++
+		if int(r.nameN) == len(bom) {
+			r.ph = phLineStart
+		}
+		return p + 1
+	}
+	if r.nameN == 0 {
+		r.ph = phLineStart
+	} else {
+		r.ph = phSkip
+	}
+	return p
+}
