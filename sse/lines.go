@@ -7,21 +7,36 @@ package sse
 // byte-wise phases of field.go.
 
 // lines handles the lines that start at p, one after the other, while the
-// rewriter stands at a line start: each line whole in the chunk at once,
-// by its field (line). It returns where it stopped: the chunk's end, or a
-// line the chunk's end cuts, which the byte-wise phases take on.
+// rewriter stands at a line start: each line whole in the chunk at once, by
+// its field (fieldOf): the usual field names by their own handler, an empty
+// line by dispatching the event. It returns where it stopped: the chunk's
+// end, or a line the chunk's end cuts, which the byte-wise phases take on.
 func (r *Rewriter) lines(p int) int {
 	chunk := r.chunk
 	for p < len(chunk) && r.ph == phLineStart {
+		c := chunk[p]
 		if r.afterCR {
 			r.afterCR = false
-			if chunk[p] == '\n' {
+			if c == '\n' {
 				p = r.crlf(p)
 				continue
 			}
 			r.pend.cr = false
 		}
-		p = r.line(p)
+		switch fieldOf(chunk[p:]) {
+		case lineData:
+			p = r.dataField(p)
+		case lineEvent:
+			p = r.eventField(p)
+		case lineID:
+			p = r.idField(p)
+		case lineEmpty:
+			p = r.emptyLine(p, c)
+		case lineMaybe:
+			p = r.startName(p)
+		default:
+			p = r.otherLine(p)
+		}
 	}
 	return p
 }
@@ -35,25 +50,6 @@ func (r *Rewriter) crlf(p int) int {
 		r.fwd = p + 1
 	}
 	return p + 1
-}
-
-// line handles the line that starts at p by its field (fieldOf): the usual
-// field names by their own handler, an empty line by dispatching the event.
-func (r *Rewriter) line(p int) int {
-	switch c := r.chunk[p]; fieldOf(r.chunk[p:]) {
-	case lineData:
-		return r.dataField(p)
-	case lineEvent:
-		return r.eventField(p)
-	case lineID:
-		return r.idField(p)
-	case lineEmpty:
-		return r.emptyLine(p, c)
-	case lineMaybe:
-		return r.startName(p)
-	default:
-		return r.otherLine(p)
-	}
 }
 
 // endLine steps over the line ending c at e and returns the next position.
