@@ -3,7 +3,6 @@ package clientoracle
 import (
 	"bytes"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -36,39 +35,6 @@ var (
 // knownDefects lists the excluded classes. REMOVE an entry with the fix
 // that closes it.
 var knownDefects = []knownDefect{
-	{
-		// Issue 22 defect 1: the stream ends inside its last line while an id
-		// line is held (minting): the guard appends the held id line to the
-		// unterminated line ("…}}id: http:e-2\n"), and the Go SDK, which
-		// dispatches at EOF, reads it as part of the data or its ID.
-		name: "22.1 held id glued onto an unterminated last line", readers: goOnly,
-		match: func(b []byte, mint bool) bool { return mint && endsInsideLine(b) && lastEventHasID(b) },
-		repro: "id: e-2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}", reproMint: true,
-	},
-	{
-		// Issue 22 defect 5: with minting off, an upstream ID shaped like a
-		// minted cursor ("~1o3.0.abc") is read as one on the resume.
-		name: "22.5 '~' upstream IDs with mint_cursors off", readers: allReaders,
-		match: func(b []byte, mint bool) bool { return !mint && hasTildeID(b) },
-		repro: "id: ~1o3.0.abc\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n", reproMint: false,
-	},
-	{
-		// Issue 22 defect 6: an event value past max_line_bytes after a held
-		// id line of the same event sends that ID out untagged.
-		name: "22.6 overflow while an id line is held", readers: allReaders,
-		match: func(b []byte, mint bool) bool { return mint && overflowAfterID(b) },
-		repro: "id: e-1\nevent: " + strings.Repeat("e", maxLine+1) + "\ndata: {}\n\n", reproMint: true,
-	},
-	{
-		// Found by this test (not in issue 22's list): a stream that ends
-		// inside an id line ("…\nid: e-7", then EOF). The guard forwards the
-		// unterminated line untagged, as WHATWG readers discard it; the Go
-		// SDK applies it at EOF and resumes with the untagged ID, which the
-		// guard refuses (untagged_cursor).
-		name: "new: unterminated last id line forwarded untagged", readers: goOnly,
-		match: func(b []byte, _ bool) bool { return endsInsideIDLine(b) },
-		repro: "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\nid: e-7", reproMint: false,
-	},
 	{
 		// Found by this test: minting moves an event's id line to the end of
 		// its event, which only WHATWG readers cannot see. The Go SDK ends
@@ -156,48 +122,6 @@ func isField(l []byte, name string) bool {
 	return bytes.HasPrefix(l, []byte(name+":"))
 }
 
-func endsInsideLine(b []byte) bool {
-	return len(b) > 0 && b[len(b)-1] != '\n' && b[len(b)-1] != '\r'
-}
-
-// lastEventHasID: the unterminated last event holds a complete id line.
-func lastEventHasID(b []byte) bool {
-	ls := lines(b)
-	for i := len(ls) - 1; i >= 0 && (len(ls[i].text) > 0 || !ls[i].terminated); i-- {
-		if ls[i].terminated && isField(ls[i].text, "id") {
-			return true
-		}
-	}
-	return false
-}
-
-// endsInsideIDLine: the stream's last line, as WHATWG or as the Go SDK
-// (LF only) splits it, is an unterminated id line.
-func endsInsideIDLine(b []byte) bool {
-	if !endsInsideLine(b) {
-		return false
-	}
-	ls := lines(b)
-	goLast := b[bytes.LastIndexByte(b, '\n')+1:]
-	return isField(ls[len(ls)-1].text, "id") || isField(bytes.TrimPrefix(goLast, []byte("\ufeff")), "id")
-}
-
-// overflowAfterID: the line that overflows the rewriter follows an id line
-// of the same event.
-func overflowAfterID(b []byte) bool {
-	at := overflowAt(b)
-	if at == len(b) {
-		return false
-	}
-	ls := lines(b[:at])
-	for i := len(ls) - 1; i >= 0 && len(ls[i].text) > 0; i-- {
-		if isField(ls[i].text, "id") {
-			return true
-		}
-	}
-	return false
-}
-
 // hasBareCR: a CR not followed by LF (a line end only WHATWG readers
 // know).
 func hasBareCR(b []byte) bool {
@@ -219,10 +143,6 @@ func idValues(b []byte) [][]byte {
 		}
 	}
 	return out
-}
-
-func hasTildeID(b []byte) bool {
-	return slices.ContainsFunc(idValues(b), func(v []byte) bool { return bytes.HasPrefix(v, []byte("~")) })
 }
 
 func hasTrailingSpaceID(b []byte) bool {
