@@ -7,42 +7,34 @@ import (
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 )
 
-// A request's headers are read in one host call: one copy of the whole map
-// (proxy_get_header_map_pairs), scanned in place. Under a Wasm runtime every
-// host call that returns data costs a round trip into the guest's
-// allocator: single-value reads of :path, :method, Last-Event-ID and
-// Mcp-Session-Id plus a duplicate check cost five such calls, and a
+// Whether a request is guarded is decided from the route name property
+// (when an entry names a route) and :path alone (when an entry matches a
+// prefix), a single-value read: through an Istio sidecar, where a WasmPlugin
+// cannot be scoped to routes, every request of the mesh pays for it, and one
+// value costs less than copying the whole map (issue 24, measured both
+// orders: unguarded requests ~9 % cheaper, guarded ones ~3 % dearer).
+//
+// A guarded request's headers are then read in one host call: one copy of
+// the whole map (proxy_get_header_map_pairs), scanned in place. Under a Wasm
+// runtime every host call that returns data costs a round trip into the
+// guest's allocator: single-value reads of :method, Last-Event-ID and
+// Mcp-Session-Id plus a duplicate check cost more such calls, and a
 // single-value read can never show a repeated header (Envoy's
 // getHeaderMapValue answers the first value only), which the map does.
-// Whether the request is guarded is decided from the route name property
-// (when an entry names a route) and the map's first :path (when an entry
-// matches a prefix; Envoy keeps pseudo-headers at the front of the map, so
-// that scan stops after an entry or two); only a guarded request's map is
-// scanned to the end.
 //
 // Values read from the host are only valid during the callback that read
 // them (the ABI glue reuses the buffers the host fills): everything kept on
 // the stream context is copied (the session is kept as its digest only).
 
-// requestRoute is what a request's route says about it.
-type requestRoute struct {
-	transport cursor.Transport // TransportNone: not guarded
-	// pairs is the serialized request header map when matching the route
-	// needed :path (host memory, valid during the callback only);
-	// pairsRead reports whether it was read, pairsOK whether that worked.
-	pairs              []byte
-	pairsRead, pairsOK bool
-}
-
-// matchRoute decides whether the request is guarded from the route name
-// property (when an entry names a route) and the first :path (when an entry
-// matches a prefix), read from the header map: Envoy keeps pseudo-headers at
-// the front of it, so that scan stops after an entry or two. A map the host
-// cannot return matches no path prefix (OnHttpRequestHeaders counts it).
-func matchRoute(p *pluginContext) requestRoute {
-	var r requestRoute
+// matchRoute returns the transport of the request's route (TransportNone:
+// not guarded) from the route name property (when an entry names a route)
+// and :path (when an entry matches a prefix). ok is false when the host
+// failed to hand over :path for another reason than its absence (it passes,
+// and OnHttpRequestHeaders counts it).
+func matchRoute(p *pluginContext) (t cursor.Transport, ok bool) {
 	var routeName, path string
 	if p.matchByName {
 		if b, err := proxywasm.GetProperty(propRouteName); err == nil {
@@ -50,34 +42,12 @@ func matchRoute(p *pluginContext) requestRoute {
 		}
 	}
 	if p.matchByPath {
-		r.pairs, r.pairsOK = requestHeaderPairs()
-		r.pairsRead = true
-		if r.pairsOK {
-			path, r.pairsOK = firstPath(r.pairs)
+		var err error
+		if path, err = proxywasm.GetHttpRequestHeader(":path"); err != nil && err != types.ErrorStatusNotFound {
+			return cursor.TransportNone, false
 		}
 	}
-	r.transport = p.cfg.Match(routeName, path)
-	return r
-}
-
-// firstPath returns the value of the first :path entry of pairs ("" when
-// there is none); ok is false when pairs is malformed up to it. It stops
-// there: the rest of the map is checked by scanRequestHeaders, on guarded
-// requests.
-func firstPath(pairs []byte) (path string, ok bool) {
-	w, ok := walkPairs(pairs)
-	if !ok {
-		return "", false
-	}
-	for {
-		key, value, more := w.next()
-		if !more {
-			return "", w.end()
-		}
-		if len(key) == len(":path") && string(key) == ":path" {
-			return viewString(value), true
-		}
-	}
+	return p.cfg.Match(routeName, path), true
 }
 
 // pairWalk walks a header map in the proxy-wasm serialization
@@ -161,24 +131,20 @@ type requestHeaders struct {
 	lastEventIDs, sessionHeaders int
 }
 
-// readRequestHeaders reads the headers of a guarded request from the
-// request header map (the copy matchRoute read, or a new one); each field
-// takes the first value of its header, as the host's single-value lookup
-// would. ok is false when the host cannot return the map or returns one
-// that is malformed.
-func readRequestHeaders(r *requestRoute, principalHeader string) (h requestHeaders, ok bool) {
-	if !r.pairsRead {
-		r.pairs, r.pairsOK = requestHeaderPairs()
-		r.pairsRead = true
-	}
-	if !r.pairsOK {
-		return h, false
-	}
-	path, ok := scanRequestHeaders(r.pairs, principalHeader, &h)
+// readRequestHeaders reads the headers of a guarded request of transport t
+// from the request header map; each field takes the first value of its
+// header, as the host's single-value lookup would. ok is false when the host
+// cannot return the map or returns one that is malformed.
+func readRequestHeaders(t cursor.Transport, principalHeader string) (h requestHeaders, ok bool) {
+	pairs, ok := requestHeaderPairs()
 	if !ok {
 		return h, false
 	}
-	if r.transport == cursor.TransportSSE {
+	path, ok := scanRequestHeaders(pairs, principalHeader, &h)
+	if !ok {
+		return h, false
+	}
+	if t == cursor.TransportSSE {
 		q, ambiguous := querySession(path)
 		h.querySessions = ambiguous
 		if h.session == "" && h.method != "GET" {

@@ -108,22 +108,6 @@ func TestScanRequestHeaders(t *testing.T) {
 	trailing := append(append([]byte(nil), ok...), 0, 0)
 	noNUL := append([]byte(nil), ok...)
 	noNUL[len(noNUL)-1] = 'x'
-	for _, c := range []struct {
-		pairs []byte
-		path  string
-		ok    bool
-	}{
-		{ok, "/mcp", true},
-		{ok[:len(ok)-5], "/mcp", true}, // it stops at the first :path
-		{serializePairs([][2]string{{":method", "GET"}}), "", true},
-		{nil, "", true},
-		{trailing[4:], "", false},
-		{serializePairs([][2]string{{":method", "GET"}})[:10], "", false},
-	} {
-		if path, ok := firstPath(c.pairs); path != c.path || ok != c.ok {
-			t.Errorf("firstPath(%v) = %q, %v; want %q, %v", c.pairs, path, ok, c.path, c.ok)
-		}
-	}
 	for _, bad := range [][]byte{trailing, noNUL, ok[:len(ok)-1], {1}, {1, 0, 0}, {1, 0, 0, 0}, {2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, {1, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 'a', 0},
 		{1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0}, {0xff, 0xff, 0xff, 0xff}} {
 		var h requestHeaders

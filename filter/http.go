@@ -84,22 +84,19 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		return action
 	}
 	// Guarded or not, from the route name or :path alone (headers.go).
-	route := matchRoute(p)
-	if route.pairsRead && !route.pairsOK {
-		// The host could not hand over the request headers, or handed over
-		// memory it was not given (the ABI glue checks it): no :path to
-		// match, the request passes untouched and is counted.
-		p.metrics.failOpen.inc()
-		proxywasm.LogWarn("mcp-resume-guard: cannot read the request headers; request passes unguarded")
+	t, ok := matchRoute(p)
+	if h.transport = t; ok && t == cursor.TransportNone {
 		return action
 	}
-	if h.transport = route.transport; h.transport == cursor.TransportNone {
-		return action
+	var req requestHeaders
+	if ok {
+		req, ok = readRequestHeaders(t, p.cfg.PrincipalHeader)
 	}
-	req, ok := readRequestHeaders(&route, p.cfg.PrincipalHeader)
 	if !ok {
-		// The host could not hand over the request headers: nothing to
-		// judge the request by; it passes untouched and is counted.
+		// The host could not hand over the request headers, or handed over
+		// memory it was not given (the ABI glue checks it), or a map that
+		// does not parse: nothing to judge the request by; it passes
+		// untouched and is counted.
 		p.metrics.failOpen.inc()
 		proxywasm.LogWarn("mcp-resume-guard: cannot read the request headers; request passes unguarded")
 		h.transport = cursor.TransportNone
