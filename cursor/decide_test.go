@@ -294,9 +294,14 @@ var decideCases = []decideCase{
 		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "1_7"},
 	// A damaged minted cursor is a plain one: forwarded as the client sent
 	// it (what a client could do anyway), never rewound.
-	{name: "unknown/damaged_minted", route: TransportHTTP, cursor: "http:~1r9.4.abc_76",
+	{name: "unknown/damaged_minted", route: TransportHTTP, cursor: "http:~1r5.6.abc_76",
 		rec: nil, policy: rewind,
-		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "~1r9.4.abc_76"},
+		action: ForwardCursor, reason: ReasonUnknown, cursorTo: "~1r5.6.abc_76"},
+	// A minted cursor of the ID "1_7 " after "1_" comes back trimmed
+	// ("~1r4.2.1_7 " as "~1r4.2.1_7"): still a minted result.
+	{name: "cursor_race/trimmed_minted", route: TransportHTTP, cursor: "http:~1r4.2.1_7",
+		rec: nil, policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "1_", rewound: true, detected: true, fromCursor: true},
 }
 
 // minted is the cursor the rewriter mints for an event.

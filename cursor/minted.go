@@ -45,7 +45,9 @@ import "strconv"
 // A cursor that starts like a minted one but does not parse (a later
 // version, a damaged or forged one) is read as a plain cursor: its whole
 // text after the prefix is the upstream ID, which is what a client could
-// have sent anyway. Nothing in a cursor can do more than a plain cursor
+// have sent anyway. One that ends inside its ID is read as minted, with the
+// ID cut there: a cursor that ends in whitespace loses it on the way back
+// (trimmedID). Nothing in a cursor can do more than a plain cursor
 // could: at worst a client skips its own result or gets its own request
 // refused.
 
@@ -172,8 +174,12 @@ func ParseCursor(c string) (cur Cursor, ok bool) {
 		return cur, true
 	}
 	shared, p, okN := parseNumber(rest, p)
-	if !okN || shared > idLen || idLen > len(rest)-p || idLen == 0 {
+	if !okN || shared > idLen || idLen == 0 {
 		return cur, true
+	}
+	if idLen > len(rest)-p {
+		// The cursor's end was trimmed on its way back (see trimmedID).
+		return trimmedID(cur, rest[p:], kind, shared), true
 	}
 	id := rest[p : p+idLen]
 	prevRest := rest[p+idLen:]
@@ -183,6 +189,23 @@ func ParseCursor(c string) (cur Cursor, ok bool) {
 	cur.ID, cur.Minted, cur.Kind = id, true, kind
 	cur.prevShared, cur.prevRest = shared, prevRest
 	return cur, true
+}
+
+// trimmedID reads a minted cursor whose ID runs past its end: one whose
+// last bytes, whitespace, were trimmed on the way back (HTTP trims a header
+// value's trailing spaces and tabs, the Go SDK's SSE reader every field
+// value's trailing whitespace). id is what is left of the ID; what the
+// previous ID shared with it is cut to match. The upstream then receives
+// the ID trimmed, as it would had the client sent it itself.
+func trimmedID(cur Cursor, id string, kind EventKind, shared int) Cursor {
+	if id == "" || kind == KindOther && shared != 0 {
+		// Nothing left of the ID, or an escaped ID naming a previous one:
+		// damaged, a plain cursor.
+		return cur
+	}
+	cur.ID, cur.Minted, cur.Kind = id, true, kind
+	cur.prevShared = min(shared, len(id))
+	return cur
 }
 
 // parseNumber reads number "." at s[p:], returning the value and the index

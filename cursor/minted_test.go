@@ -3,6 +3,8 @@ package cursor
 import (
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestMintedWorkedExample(t *testing.T) {
@@ -56,7 +58,7 @@ func TestMintedRoundTrip(t *testing.T) {
 
 func TestParseCursorDamaged(t *testing.T) {
 	for _, in := range []string{
-		"http:~1", "http:~1r", "http:~1r5", "http:~1r5.", "http:~1r5.4", "http:~1r5.4.", "http:~1r5.4.abc",
+		"http:~1", "http:~1r", "http:~1r5", "http:~1r5.", "http:~1r5.4", "http:~1r5.4.", "http:~1o3.1.~x",
 		"http:~1r05.4.abc_7", "http:~1r5.6.abc_7", "http:~1x5.4.abc_7", "http:~2r5.4.abc_7",
 		"http:~1r0.0.", "http:~1o1.0.~x", "http:~1r99999999.0.x", "http:~1r-1.0.x",
 	} {
@@ -71,6 +73,34 @@ func TestParseCursorDamaged(t *testing.T) {
 	for _, in := range []string{"http:a\rb", "http:~1r1.0.\n", "sse:\x00", "x\r"} {
 		if _, ok := ParseCursor(in); ok {
 			t.Fatalf("ParseCursor(%q) accepted a control byte", in)
+		}
+	}
+}
+
+// TestParseCursorTrimmed: a minted cursor that ends in whitespace comes
+// back without it (HTTP trims header values, the Go SDK's reader field
+// values); it still reads as minted, and the IDs it names are the upstream's
+// trimmed as the client would have sent them without the guard.
+func TestParseCursorTrimmed(t *testing.T) {
+	for _, tc := range []struct{ id, prev, sent, wantID, wantPrev string }{
+		{"7 ", "", "http:~1r2.0.7", "7", ""},
+		{"7\t \t", "", "http:~1r4.0.7", "7", ""},
+		{"abc_7 ", "abc_", "http:~1r6.4.abc_7", "abc_7", "abc_"},
+		{"7 ", "7  ", "http:~1r2.2.7", "7", "7"},
+		{"8", "7 ", "http:~1r1.0.87", "8", "7"},
+		{"~x ", "", "http:~1o3.0.~x", "~x", ""},
+	} {
+		k := KindResponse
+		if tc.id[0] == '~' {
+			k = KindOther
+		}
+		b := string(AppendMinted(nil, TransportHTTP, []byte(tc.id), []byte(tc.prev), k))
+		if got := strings.TrimRight(b, " \t"); got != tc.sent {
+			t.Fatalf("AppendMinted(%q, %q) = %q, trimmed %q; want %q", tc.id, tc.prev, b, got, tc.sent)
+		}
+		c, ok := ParseCursor(tc.sent)
+		if !ok || !c.Minted || c.Kind != k || c.ID != tc.wantID || c.Prev() != tc.wantPrev {
+			t.Fatalf("ParseCursor(%q) = %+v (prev %q), %v; want minted %v %q prev %q", tc.sent, c, c.Prev(), ok, k, tc.wantID, tc.wantPrev)
 		}
 	}
 }
@@ -100,6 +130,20 @@ func FuzzParseCursor(f *testing.F) {
 			if !ok || c.ID != id || k.IsResponse() && (c.Kind != k || c.Prev() != prev) {
 				t.Fatalf("round trip of %q/%q/%v: %q -> %+v, %v", id, prev, k, b, c, ok)
 			}
+			// Trimmed on the way back (HTTP's spaces and tabs, the Go
+			// SDK's TrimSpace): the IDs it names are the same, trimmed.
+			for _, trim := range []func(string) string{trimOWS, trimSpace} {
+				if !NeedsMint([]byte(id), k) || trim(id) == "" || !utf8.ValidString(id) || !utf8.ValidString(prev) {
+					continue // (a rune cut between id and prev may trim as space)
+				}
+				c, ok := ParseCursor(trim(string(b)))
+				if !ok || !c.Minted || trim(c.ID) != trim(id) || k.IsResponse() && (c.Kind != k || trim(c.Prev()) != trim(prev)) {
+					t.Fatalf("trimmed round trip of %q/%q/%v: %q -> %+v (prev %q), %v", id, prev, k, trim(string(b)), c, c.Prev(), ok)
+				}
+			}
 		}
 	})
 }
+
+func trimOWS(s string) string   { return strings.TrimRight(s, " \t") }
+func trimSpace(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) }

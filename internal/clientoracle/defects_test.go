@@ -54,17 +54,6 @@ var knownDefects = []knownDefect{
 		match: func(b []byte, mint bool) bool { return mint && bytes.HasPrefix(b, []byte("\ufeff")) },
 		repro: "\ufeffid: e-1\nretry: 50\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n", reproMint: true,
 	},
-	{
-		// Found by this test: a minted cursor carries the upstream ID with
-		// its length, but an ID that ends in a space or tab ("id: 7 ") loses
-		// that whitespace on the way back (HTTP trims header values; the Go
-		// SDK trims field values), so the guard no longer reads the cursor
-		// as minted and forwards it whole: the upstream receives "~1r2.0.7"
-		// instead of "7".
-		name: "new: minted cursor of an ID with trailing whitespace", readers: allReaders,
-		match: func(b []byte, mint bool) bool { return mint && hasTrailingSpaceID(b) },
-		repro: "id: 7 \nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n", reproMint: true,
-	},
 }
 
 // readerConflicts are streams on which two readers' rules cannot both be
@@ -95,33 +84,6 @@ func knownDefectOf(body []byte, mint bool, reader string) string {
 	return ""
 }
 
-// line is one line of a stream as WHATWG splits it.
-type line struct {
-	text       []byte
-	terminated bool
-}
-
-func lines(b []byte) []line {
-	b = bytes.TrimPrefix(b, []byte("\ufeff"))
-	var out []line
-	for len(b) > 0 {
-		i := bytes.IndexAny(b, "\r\n")
-		if i < 0 {
-			return append(out, line{text: b})
-		}
-		out = append(out, line{text: b[:i], terminated: true})
-		if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
-			i++
-		}
-		b = b[i+1:]
-	}
-	return out
-}
-
-func isField(l []byte, name string) bool {
-	return bytes.HasPrefix(l, []byte(name+":"))
-}
-
 // hasBareCR: a CR not followed by LF (a line end only WHATWG readers
 // know).
 func hasBareCR(b []byte) bool {
@@ -131,24 +93,6 @@ func hasBareCR(b []byte) bool {
 		}
 	}
 	return false
-}
-
-// idValues are the values of a stream's id lines (one leading space
-// removed).
-func idValues(b []byte) [][]byte {
-	var out [][]byte
-	for _, l := range lines(b) {
-		if isField(l.text, "id") {
-			out = append(out, bytes.TrimPrefix(l.text[3:], []byte(" ")))
-		}
-	}
-	return out
-}
-
-func hasTrailingSpaceID(b []byte) bool {
-	return slices.ContainsFunc(idValues(b), func(v []byte) bool {
-		return len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t')
-	})
 }
 
 // hasEmptyIDBeforeBareCR: an id field with only spaces, ended by a CR that
