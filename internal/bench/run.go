@@ -110,13 +110,19 @@ type Report struct {
 	// plugin's (node, Envoy's flags); empty when node is not on PATH.
 	V8Compile   Pair
 	NodeVersion string
-	GC          []GCCost
+	// V8 is the request, unguarded and resume figures in V8 (v8.go); nil
+	// when node is not on PATH.
+	V8 *V8Figures
+	GC []GCCost
 
 	SurvivalRequests                  int
 	SurvivalAllocated, SurvivalMemory int64
 	Profiles                          []ProfileSet
 
 	Elapsed time.Duration
+	// Partial marks a report of some figures only (RunSteps): WriteBench
+	// leaves out the figures it did not measure (zero).
+	Partial bool
 }
 
 // Run measures every figure of the report.
@@ -124,9 +130,29 @@ func Run(ctx context.Context, w *Wasm, o Options) (*Report, error) {
 	start := time.Now()
 	rep := &Report{}
 	for _, step := range []func(context.Context, *Wasm, Options, *Report) error{
-		startup, v8Compile, overheads, tombstoneOverhead, profiles, gcCost, gcSurvival, growth, perSession, churn,
+		startup, v8Compile, v8Overheads, overheads, tombstoneOverhead, profiles, gcCost, gcSurvival, growth, perSession, churn,
 	} {
 		if err := step(ctx, w, o, rep); err != nil {
+			return rep, err
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// RunSteps measures only the V8 figures (v8) and the wazero overheads
+// (wazero: request, resume, floor, unguarded, SSE); the report's other
+// figures stay zero.
+func RunSteps(ctx context.Context, w *Wasm, o Options, v8, wazero bool) (*Report, error) {
+	start := time.Now()
+	rep := &Report{Partial: true}
+	if v8 {
+		if err := v8Overheads(ctx, w, o, rep); err != nil {
+			return rep, err
+		}
+	}
+	if wazero {
+		if err := overheads(ctx, w, o, rep); err != nil {
 			return rep, err
 		}
 	}
@@ -151,11 +177,16 @@ type Figures struct {
 	SharedMiBAfterChurn    float64
 	SSEFloorRatio          float64
 	EventIDBytesAdded      float64
+	// The same workloads in V8 (0 without node).
+	V8RequestOverheadRatio   float64
+	V8UnguardedOverheadRatio float64
+	V8ResumeOverheadRatio    float64
+	V8HostShareRequest       float64
 }
 
 // Figures derives the claims.
 func (r *Report) Figures() Figures {
-	return Figures{
+	f := Figures{
 		RequestOverheadRatio:   r.Request.Ratio(),
 		RequestTombstonesRatio: r.RequestTombstones.Ratio(),
 		ResumeOverheadRatio:    r.Resume.Ratio(),
@@ -172,6 +203,13 @@ func (r *Report) Figures() Figures {
 		SSEFloorRatio:          inverse(r.SSEFloor.Ratio()),
 		EventIDBytesAdded:      r.EventIDBytesAdded,
 	}
+	if v := r.V8; v != nil {
+		f.V8RequestOverheadRatio = v.Request.Ratio()
+		f.V8UnguardedOverheadRatio = v.Unguarded.Ratio()
+		f.V8ResumeOverheadRatio = v.Resume.Ratio()
+		f.V8HostShareRequest = v.HostShare("request", v.Request)
+	}
+	return f
 }
 
 func inverse(x float64) float64 {
@@ -207,6 +245,13 @@ var Targets = []struct {
 	// adds per event ID: for information (issue 15).
 	{"sse_floor_ratio", false, 0},
 	{"event_id_bytes_added", true, 0},
+	// The request, unguarded and resume ratios in V8 (node's, Envoy's
+	// flags) and the JS host's estimated share of the guard's request time:
+	// for information (issue 24).
+	{"v8_request_overhead_ratio", true, 0},
+	{"v8_unguarded_overhead_ratio", true, 0},
+	{"v8_resume_overhead_ratio", true, 0},
+	{"v8_host_share_request", true, 0},
 }
 
 func (f Figures) values() []float64 {
@@ -214,7 +259,8 @@ func (f Figures) values() []float64 {
 		f.RewriterMemcpyRatio, f.RequestFloorRatio, f.ResumeFloorRatio, f.UnguardedOverheadRatio,
 		f.WasmSizeRatio, f.V8CompileRatio,
 		f.VMMemoryGrowthMiB, f.SharedBytesPerSession, f.SharedMiBAfterChurn,
-		f.SSEFloorRatio, f.EventIDBytesAdded}
+		f.SSEFloorRatio, f.EventIDBytesAdded,
+		f.V8RequestOverheadRatio, f.V8UnguardedOverheadRatio, f.V8ResumeOverheadRatio, f.V8HostShareRequest}
 }
 
 // Missed lists the targets a report misses, as "name=value (target ≤ x)".
@@ -239,6 +285,9 @@ func (f Figures) Missed() []string {
 // WriteBench writes one BENCH name=value line per figure, in Targets order.
 func (r *Report) WriteBench(w io.Writer) error {
 	for i, v := range r.Figures().values() {
+		if r.Partial && v == 0 {
+			continue
+		}
 		if _, err := fmt.Fprintf(w, "BENCH %s=%s\n", Targets[i].Name, format(v)); err != nil {
 			return err
 		}

@@ -7,6 +7,8 @@
 //	go run ./internal/tools/bench -quick     # every figure, little precision
 //	go run ./internal/tools/bench -ab old.wasm  # this guard against another build
 //	go run ./internal/tools/bench -tombstones   # only request_overhead_ratio_tombstones
+//	go run ./internal/tools/bench -v8           # only the V8 figures (node on PATH)
+//	go run ./internal/tools/bench -overheads    # only the wazero request, resume, floor, unguarded and SSE figures
 //
 // It exits 1 when a measure fails; a missed target is reported, not an
 // error (-strict makes it one).
@@ -31,6 +33,8 @@ func main() {
 	rounds := flag.Int("rounds", 0, "interleaved rounds per comparison (default 9)")
 	churn := flag.Int("churn", 0, "sessions through the churn measure (default 1000000)")
 	tombstones := flag.Bool("tombstones", false, "only measure request_overhead_ratio_tombstones (the request overhead on a table that has seen 3 x max_sessions tombstones)")
+	v8 := flag.Bool("v8", false, "only measure the V8 figures (v8_*: the request, unguarded and resume workloads in node's V8 with Envoy's flags)")
+	overheads := flag.Bool("overheads", false, "only measure the wazero request, resume, floor, unguarded and SSE figures")
 	ab := flag.String("ab", "", "only compare the guard built now (A) with the guard `module` at this path (B), A/B interleaved")
 	flag.Parse()
 	if *quick {
@@ -74,7 +78,12 @@ func main() {
 		}
 		return
 	}
-	rep, err := bench.Run(ctx, w, o)
+	var rep *bench.Report
+	if *v8 || *overheads {
+		rep, err = bench.RunSteps(ctx, w, o, *v8, *overheads)
+	} else {
+		rep, err = bench.Run(ctx, w, o)
+	}
 	if err != nil {
 		fail(err)
 	}

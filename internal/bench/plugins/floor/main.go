@@ -6,12 +6,15 @@
 // cost for those calls.
 //
 // Per request it reads the request headers a guarded request is judged by
-// (:path, :method, last-event-id, mcp-session-id) and keeps a copy of the
-// session. Without a cursor, a request with a session asks shared data once
-// for a key that does not exist: the tombstone lookup every request of a
-// session needs (a terminated session is refused on every request), a miss
-// in the common case. With a cursor (a resume) it also reads the session's shared-data
-// value once and replaces last-event-id with the cursor's untagged form. It
+// (:path, :method, last-event-id, mcp-session-id) the way the guard does —
+// the whole map in one host call, scanned in place (internal/headermap) —
+// and keeps a copy of the session. A request with a session asks shared
+// data once for a key that does not exist: the tombstone lookup every
+// request of a session needs, with a cursor or without (a terminated
+// session is refused on every request, and a tombstone outlives the
+// session's record), a miss in the common case. With a cursor (a resume) it
+// also reads the session's shared-data value once and replaces
+// last-event-id with the cursor's untagged form. It
 // reads the response's content-type. Per response body chunk it gets the
 // chunk, scans it once for line ends and sets it back; at the end of a
 // stream with a body it writes the session's shared-data value, so that
@@ -23,6 +26,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/headermap"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 )
@@ -44,7 +48,7 @@ type pluginContext struct {
 	types.DefaultPluginContext
 	key    []byte // reused shared-data key buffer
 	record []byte
-	lines  int // line ends seen, so the scan is not optimized away
+	lines  int // line ends and header bytes seen, so the scans are not optimized away
 }
 
 func (p *pluginContext) NewHttpContext(uint32) types.HttpContext {
@@ -69,16 +73,44 @@ func (p *pluginContext) keyOf(prefix, session string) string {
 	return unsafe.String(unsafe.SliceData(p.key), len(p.key))
 }
 
-func (h *httpContext) OnHttpRequestHeaders(int, bool) types.Action {
-	_, _ = proxywasm.GetHttpRequestHeader(":path")
-	_, _ = proxywasm.GetHttpRequestHeader(":method")
-	last, _ := proxywasm.GetHttpRequestHeader("last-event-id")
-	session, _ := proxywasm.GetHttpRequestHeader("mcp-session-id")
-	h.session = strings.Clone(session)
-	if last == "" {
-		if session != "" {
-			_, _, _ = proxywasm.GetSharedData(h.plugin.keyOf("floor:tombstone:", session))
+// requestHeaders returns the first last-event-id and mcp-session-id of the
+// request (views of host memory), having found :path and :method too.
+func (p *pluginContext) requestHeaders() (last, session []byte) {
+	pairs, _ := requestHeaderPairs()
+	m, _ := headermap.Start(pairs)
+	var path, method []byte
+	for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
+		switch string(k) { // the first of each, as the guard takes
+		case ":path":
+			path = first(path, v)
+		case ":method":
+			method = first(method, v)
+		case "last-event-id":
+			last = first(last, v)
+		case "mcp-session-id":
+			session = first(session, v)
 		}
+	}
+	p.lines += len(path) + len(method) // found, so the scan is not optimized away
+	return last, session
+}
+
+// first returns seen, or v when nothing was seen yet.
+func first(seen, v []byte) []byte {
+	if seen != nil {
+		return seen
+	}
+	return v
+}
+
+func (h *httpContext) OnHttpRequestHeaders(int, bool) types.Action {
+	lastB, sessionB := h.plugin.requestHeaders()
+	last, session := unsafe.String(unsafe.SliceData(lastB), len(lastB)), unsafe.String(unsafe.SliceData(sessionB), len(sessionB))
+	h.session = strings.Clone(session)
+	if session != "" {
+		_, _, _ = proxywasm.GetSharedData(h.plugin.keyOf("floor:tombstone:", session))
+	}
+	if last == "" {
 		return types.ActionContinue
 	}
 	_, _, _ = proxywasm.GetSharedData(h.plugin.sharedKey(session))
