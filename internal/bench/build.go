@@ -54,16 +54,7 @@ func BuildPlugins(ctx context.Context, opts BuildOptions) (*Wasm, error) {
 		log = io.Discard
 	}
 	w := &Wasm{BuildTime: map[string]time.Duration{}}
-	for _, p := range []struct {
-		pkg, file string
-		dst       *[]byte
-	}{
-		{GuardPackage, "mcp-resume-guard.wasm", &w.Guard},
-		{PassthroughPackage, "passthrough.wasm", &w.Passthrough},
-		{PassthroughCopyPackage, "passthroughcopy.wasm", &w.PassthroughCopy},
-		{GCProbePackage, "gcprobe.wasm", &w.GCProbe},
-		{FloorPackage, "floor.wasm", &w.Floor},
-	} {
+	for _, p := range w.files() {
 		res, err := builder.Build(ctx, builder.Options{
 			Package: p.pkg, Output: filepath.Join(opts.Dir, p.file),
 			Dir: opts.Root, WorkDir: opts.WorkDir, Log: log,
@@ -79,4 +70,35 @@ func BuildPlugins(ctx context.Context, opts BuildOptions) (*Wasm, error) {
 		w.BuildTime[p.pkg] = res.Elapsed
 	}
 	return w, nil
+}
+
+// ReadPlugins reads the modules an earlier BuildPlugins wrote to dir,
+// without building (a process that must not start children: under
+// valgrind, their signals stop callgrind).
+func ReadPlugins(dir string) (*Wasm, error) {
+	w := &Wasm{}
+	for _, p := range w.files() {
+		b, err := os.ReadFile(filepath.Join(dir, p.file))
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w (make bench or go run ./internal/tools/bench -v8 builds it)", err)
+		}
+		*p.dst = b
+	}
+	return w, nil
+}
+
+// plugin is one module of a Wasm: its package, file and field.
+type plugin struct {
+	pkg, file string
+	dst       *[]byte
+}
+
+func (w *Wasm) files() []plugin {
+	return []plugin{
+		{GuardPackage, "mcp-resume-guard.wasm", &w.Guard},
+		{PassthroughPackage, "passthrough.wasm", &w.Passthrough},
+		{PassthroughCopyPackage, "passthroughcopy.wasm", &w.PassthroughCopy},
+		{GCProbePackage, "gcprobe.wasm", &w.GCProbe},
+		{FloorPackage, "floor.wasm", &w.Floor},
+	}
 }

@@ -28,6 +28,12 @@ func TestWriteBench(t *testing.T) {
 		Churn:             SharedUsage{Bytes: 3 << 20},
 		EventIDBytesAdded: 4.75,
 		Elapsed:           time.Second,
+		V8: &V8Figures{ // information only
+			Request: Pair{Rounds: []float64{2.25}, ANs: []float64{6000}}, Unguarded: Pair{Rounds: []float64{1.5}},
+			Resume: Pair{Rounds: []float64{6}},
+			Calls:  map[string]map[string]float64{"request": {"proxy_get_header_map_pairs": 1, "proxy_get_shared_data_miss": 1}},
+			HostNs: map[string]float64{"exchange_empty": 100, "header_map_pairs": 500, "shared_data_miss": 300},
+		},
 	}
 	var b strings.Builder
 	if err := rep.WriteBench(&b); err != nil {
@@ -47,7 +53,11 @@ func TestWriteBench(t *testing.T) {
 		"BENCH shared_bytes_per_session=260\n" +
 		"BENCH shared_mib_after_churn=3.000\n" +
 		"BENCH sse_floor_ratio=0.800\n" +
-		"BENCH event_id_bytes_added=4.750\n"
+		"BENCH event_id_bytes_added=4.750\n" +
+		"BENCH v8_request_overhead_ratio=2.250\n" +
+		"BENCH v8_unguarded_overhead_ratio=1.500\n" +
+		"BENCH v8_resume_overhead_ratio=6.000\n" +
+		"BENCH v8_host_share_request=0.150\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

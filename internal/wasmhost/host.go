@@ -290,6 +290,19 @@ func (h *Host) Stats() Stats {
 // that tests and restarts do not compile the same module again.
 var compilationCache = wazero.NewCompilationCache()
 
+// UseCompilationCacheDir makes every Host created afterwards keep compiled
+// modules in dir too, across processes (wazero's file cache): a process run
+// under valgrind then loads the guard's machine code instead of compiling
+// it (internal/bench's instruction counts). Call it before the first New.
+func UseCompilationCacheDir(dir string) error {
+	c, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return fmt.Errorf("wasmhost: compilation cache in %s: %w", dir, err)
+	}
+	compilationCache = c
+	return nil
+}
+
 type vmKey struct{}
 
 // vmOf returns the VM whose callback is running; every guest call carries it

@@ -20,9 +20,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/bench"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
 func main() {
@@ -35,6 +38,7 @@ func main() {
 	tombstones := flag.Bool("tombstones", false, "only measure request_overhead_ratio_tombstones (the request overhead on a table that has seen 3 x max_sessions tombstones)")
 	v8 := flag.Bool("v8", false, "only measure the V8 figures (v8_*: the request, unguarded and resume workloads in node's V8 with Envoy's flags)")
 	overheads := flag.Bool("overheads", false, "only measure the wazero request, resume, floor, unguarded and SSE figures")
+	count := flag.String("count", "", "only run `workload:plugin:n` (e.g. resume:guard:2000; workloads request, resume, unguarded; plugins guard, floor, passthrough) for instruction counts: see bench.CountedRun")
 	ab := flag.String("ab", "", "only compare the guard built now (A) with the guard `module` at this path (B), A/B interleaved")
 	flag.Parse()
 	if *quick {
@@ -50,6 +54,10 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *count != "" {
+		countRun(ctx, o, *dir, *count)
+		return
+	}
 	w, err := bench.BuildPlugins(ctx, bench.BuildOptions{Dir: *dir, Log: os.Stderr})
 	if err != nil {
 		fail(err)
@@ -96,6 +104,29 @@ func main() {
 	if missed := rep.Figures().Missed(); *strict && len(missed) > 0 {
 		fmt.Fprintf(os.Stderr, "bench: targets missed: %s\n", strings.Join(missed, "; "))
 		os.Exit(1)
+	}
+}
+
+// countRun runs -count's exchanges on the modules a build left in dir (it
+// builds nothing: see bench.ReadPlugins).
+func countRun(ctx context.Context, o bench.Options, dir, spec string) {
+	parts := strings.Split(spec, ":")
+	n := 0
+	if len(parts) == 3 {
+		n, _ = strconv.Atoi(parts[2])
+	}
+	if n <= 0 {
+		fail(fmt.Errorf("-count %q: want workload:plugin:n", spec))
+	}
+	if err := wasmhost.UseCompilationCacheDir(filepath.Join(dir, "wazero-cache")); err != nil {
+		fail(err)
+	}
+	w, err := bench.ReadPlugins(dir)
+	if err != nil {
+		fail(err)
+	}
+	if err := bench.CountedRun(ctx, w, o, parts[0], parts[1], n); err != nil {
+		fail(err)
 	}
 }
 
