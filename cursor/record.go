@@ -336,11 +336,7 @@ func (r *Record) decodeInto(b, text []byte) (ok bool, _ []byte, err error) {
 	r.Updated = d.u32()
 	d.key(&r.Session)
 	if b[1]&recordFlagOwner != 0 {
-		var o uint64
-		for i := 0; i < 8; i++ {
-			o |= uint64(d.byte()) << (8 * i)
-		}
-		r.Owner, r.HasOwner = Principal(o), true
+		r.Owner, r.HasOwner = Principal(d.u64le()), true
 	}
 	n := int(d.byte())
 	if n > MaxTails {
@@ -420,6 +416,11 @@ func (d *decoder) u32() uint32 {
 	if d.err != nil {
 		return 0
 	}
+	if d.i < len(d.b) && d.b[d.i] < 0x80 {
+		// One byte: lengths, counts, shared prefixes (the common case).
+		d.i++
+		return uint32(d.b[d.i-1])
+	}
 	v, n := binary.Uvarint(d.b[d.i:])
 	if n <= 0 || v > 1<<32-1 {
 		d.err = errCorrupt
@@ -427,6 +428,16 @@ func (d *decoder) u32() uint32 {
 	}
 	d.i += n
 	return uint32(v)
+}
+
+// u64le reads 8 bytes, little-endian.
+func (d *decoder) u64le() uint64 {
+	if d.err != nil || len(d.b)-d.i < 8 {
+		d.err = errCorrupt
+		return 0
+	}
+	d.i += 8
+	return binary.LittleEndian.Uint64(d.b[d.i-8:])
 }
 
 func (d *decoder) key(k *SessionKey) {
