@@ -93,7 +93,7 @@ func TestCleanResumeAfterNotification(t *testing.T) {
 	// The standalone stream, one notification on it, then a cut.
 	streamCtx, cut := context.WithCancel(ctx)
 	defer cut()
-	resp, err := c.openStream(streamCtx, sid, "")
+	resp, err := c.openStream(streamCtx, "/mcp", sid, "", nil)
 	if err != nil {
 		t.Fatalf("GET /mcp: %v", err)
 	}
@@ -116,7 +116,7 @@ func TestCleanResumeAfterNotification(t *testing.T) {
 	// The resume: accepted, live, and without the earlier result.
 	resumeCtx, stop := context.WithTimeout(ctx, 10*time.Second)
 	defer stop()
-	resumed, err := c.openStream(resumeCtx, sid, ev.id)
+	resumed, err := c.openStream(resumeCtx, "/mcp", sid, ev.id, nil)
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -61,32 +62,52 @@ func (r *sseReader) next() (sseEvent, error) {
 	}
 }
 
-// post sends one JSON-RPC message to /mcp.
-func (c *rawClient) post(ctx context.Context, sessionID, msg string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/mcp", strings.NewReader(msg))
+// post sends msg to path (the session header only to /mcp) and returns the
+// open response.
+func (c *rawClient) post(ctx context.Context, path, sid, msg string, hdr http.Header) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, strings.NewReader(msg))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sessionID != "" {
-		req.Header.Set("Mcp-Session-Id", sessionID)
+	if sid != "" && path == "/mcp" {
+		req.Header.Set("Mcp-Session-Id", sid)
 	}
+	addHeaders(req, hdr)
 	return c.http.Do(req)
+}
+
+// addHeaders adds hdr's entries to req as they are (keys not canonicalized).
+func addHeaders(req *http.Request, hdr http.Header) {
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
+}
+
+// openSSE posts msg to /mcp and checks that it is answered with an event
+// stream.
+func (c *rawClient) openSSE(ctx context.Context, sid, msg string, hdr http.Header) (*http.Response, error) {
+	resp, err := c.post(ctx, "/mcp", sid, msg, hdr)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, fmt.Errorf("POST /mcp: %s %q: %s", resp.Status, resp.Header.Get("Content-Type"), body)
+	}
+	return resp, nil
 }
 
 // call posts a request and reads its SSE answer to the end; it returns the
 // answer's events.
 func (c *rawClient) call(ctx context.Context, sessionID, msg string) ([]sseEvent, http.Header, error) {
-	resp, err := c.post(ctx, sessionID, msg)
+	resp, err := c.openSSE(ctx, sessionID, msg, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		body, _ := io.ReadAll(resp.Body)
-		return nil, nil, fmt.Errorf("POST /mcp: %s %q: %s", resp.Status, resp.Header.Get("Content-Type"), body)
-	}
 	var evs []sseEvent
 	r := newSSEReader(resp.Body)
 	for {
@@ -101,38 +122,37 @@ func (c *rawClient) call(ctx context.Context, sessionID, msg string) ([]sseEvent
 	}
 }
 
-// initialize opens a session and returns its ID.
+// initialize opens a Streamable HTTP session (the initialize call, read to
+// its clean end) and returns its ID. The reference upstream needs no
+// notifications/initialized, so the client saves that request.
 func (c *rawClient) initialize(ctx context.Context) (string, error) {
-	_, h, err := c.call(ctx, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e-raw","version":"1"}}}`)
+	_, h, err := c.call(ctx, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`, callInitialize))
 	if err != nil {
 		return "", fmt.Errorf("initialize: %w", err)
 	}
 	sid := h.Get("Mcp-Session-Id")
 	if sid == "" {
-		return "", fmt.Errorf("initialize: no Mcp-Session-Id")
-	}
-	resp, err := c.post(ctx, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if err != nil {
-		return "", err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		return "", fmt.Errorf("notifications/initialized: %s", resp.Status)
+		return "", errors.New("initialize: no Mcp-Session-Id")
 	}
 	return sid, nil
 }
 
-// openStream opens GET /mcp, with a Last-Event-ID when cursor is set.
-func (c *rawClient) openStream(ctx context.Context, sessionID, cursor string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/mcp", nil)
+// openStream sends GET path (/mcp with the session, or /sse), with a
+// Last-Event-ID when cursor is set and the headers hdr, and returns the open
+// response.
+func (c *rawClient) openStream(ctx context.Context, path, sessionID, cursor string, hdr http.Header) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sessionID)
+	if path == "/mcp" {
+		req.Header.Set("Mcp-Session-Id", sessionID)
+	}
 	if cursor != "" {
 		req.Header.Set("Last-Event-ID", cursor)
 	}
+	addHeaders(req, hdr)
 	return c.http.Do(req)
 }
 

@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack"
@@ -75,27 +74,30 @@ func isProgress(ev sseEvent, token string) bool {
 	return ok && m.Method == "notifications/progress" && m.Params.ProgressToken == token
 }
 
-// scenarioClient is one client of the replicated topology: its own
+// scenarioClient is one client of the replicated topology: a rawClient of
+// the front door (or of the upstream itself: direct) on its own
 // connections, opened anew for every resume.
 type scenarioClient struct {
-	rs   *Replicas
-	url  string // the front door, or the upstream itself (direct)
-	base *http.Transport
-	http *http.Client
+	rawClient
+	rs        *Replicas
+	transport *http.Transport
 }
 
 func newScenarioClient(rs *Replicas, beforeResume func()) *scenarioClient {
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	return &scenarioClient{rs: rs, url: rs.FrontURL, base: base, http: &http.Client{Transport: reconnectingTransport{base: base, beforeResume: beforeResume}}}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	return &scenarioClient{
+		rawClient: rawClient{base: rs.FrontURL, http: &http.Client{Transport: reconnectingTransport{base: tr, beforeResume: beforeResume}}},
+		rs:        rs, transport: tr,
+	}
 }
 
 // direct makes the client talk to the upstream itself, without the guard.
 func (c *scenarioClient) direct() *scenarioClient {
-	c.url = c.rs.UpstreamURL
+	c.base = c.rs.UpstreamURL
 	return c
 }
 
-func (c *scenarioClient) close() { c.base.CloseIdleConnections() }
+func (c *scenarioClient) close() { c.transport.CloseIdleConnections() }
 
 func newToken() string {
 	var b [8]byte
@@ -110,57 +112,6 @@ func toolCall(id int, tool, token string) string {
 		args = `{"steps":1,"interval_ms":0}`
 	}
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{"progressToken":%q}}}`, id, tool, args, token)
-}
-
-// post sends msg to path and returns the open response.
-func (c *scenarioClient) post(ctx context.Context, path, sid, msg string, hdr http.Header) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+path, strings.NewReader(msg))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" && path == "/mcp" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	for k, vs := range hdr {
-		req.Header[k] = vs
-	}
-	return c.http.Do(req)
-}
-
-// openSSE posts msg to /mcp and checks that it is answered with an event
-// stream.
-func (c *scenarioClient) openSSE(ctx context.Context, sid, msg string, hdr http.Header) (*http.Response, error) {
-	resp, err := c.post(ctx, "/mcp", sid, msg, hdr)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
-		return nil, fmt.Errorf("POST /mcp: %s: %s", resp.Status, body)
-	}
-	return resp, nil
-}
-
-// initialize opens a Streamable HTTP session (the initialize call, read to
-// its clean end) and returns its ID. The upstream needs no
-// notifications/initialized, so the client saves that request.
-func (c *scenarioClient) initialize(ctx context.Context) (string, error) {
-	resp, err := c.openSSE(ctx, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e-replicas","version":"1"}}}`, callInitialize), nil)
-	if err != nil {
-		return "", fmt.Errorf("initialize: %w", err)
-	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return "", fmt.Errorf("initialize: %w", err)
-	}
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		return "", errors.New("initialize: no Mcp-Session-Id")
-	}
-	return sid, nil
 }
 
 // callToEnd calls tool on sid and reads the answer to its clean end; it
@@ -226,7 +177,7 @@ func (c *scenarioClient) cutAt(ctx context.Context, sid, tool string, stop func(
 }
 
 func (c *scenarioClient) waitEnded(ctx context.Context, tok string) error {
-	if c.url == c.rs.UpstreamURL {
+	if c.base == c.rs.UpstreamURL {
 		return c.upstreamIdle(ctx) // no replica to tell
 	}
 	select {
@@ -256,16 +207,7 @@ func (r resumeResult) silentLoss() bool { return r.status/100 == 2 && !r.deliver
 func (c *scenarioClient) resume(ctx context.Context, path, sid, lastEventID string, callID int) (resumeResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url+path, nil)
-	if err != nil {
-		return resumeResult{}, err
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	if path == "/mcp" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	req.Header.Set("Last-Event-ID", lastEventID)
-	resp, err := c.http.Do(req)
+	resp, err := c.openStream(ctx, path, sid, lastEventID, nil)
 	if err != nil {
 		return resumeResult{}, fmt.Errorf("resume: %w", err)
 	}
@@ -328,13 +270,9 @@ func (c *scenarioClient) legacyCut(ctx context.Context, tool string) (sid, curso
 	tok := newToken()
 	streamCtx, cut := context.WithCancel(ctx)
 	defer cut()
-	req, err := http.NewRequestWithContext(streamCtx, http.MethodGet, c.url+"/sse", nil)
-	if err != nil {
-		return "", "", err
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set(StreamTokenHeader, tok)
-	resp, err := c.http.Do(req)
+	hdr := http.Header{}
+	hdr.Set(StreamTokenHeader, tok)
+	resp, err := c.openStream(streamCtx, "/sse", "", "", hdr)
 	if err != nil {
 		return "", "", fmt.Errorf("GET /sse: %w", err)
 	}

@@ -8,14 +8,16 @@
 // Per request it reads the request headers a guarded request is judged by
 // (:path, :method, last-event-id, mcp-session-id) the way the guard does —
 // the whole map in one host call, scanned in place (internal/headermap) —
-// and keeps a copy of the session. A request with a session asks shared
+// and keeps the session's digest (cursor.KeyOf, as the guard does: no
+// copy of the ID, no allocation). A request with a session asks shared
 // data once for a key that does not exist: the tombstone lookup every
 // request of a session needs, with a cursor or without (a terminated
 // session is refused on every request, and a tombstone outlives the
 // session's record), a miss in the common case. With a cursor (a resume) it
 // also reads the session's shared-data value once and replaces
 // last-event-id with the cursor's untagged form. It
-// reads the response's content-type. Per response body chunk it gets the
+// reads the response's content-type, unless the response has no body (the
+// guard reads nothing then either). Per response body chunk it gets the
 // chunk, scans it once for line ends and sets it back; at the end of a
 // stream with a body it writes the session's shared-data value, so that
 // later resumes find one (the guard writes a record there too).
@@ -26,6 +28,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/headermap"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
@@ -57,19 +60,20 @@ func (p *pluginContext) NewHttpContext(uint32) types.HttpContext {
 
 type httpContext struct {
 	types.DefaultHttpContext
-	plugin  *pluginContext
-	session string
+	plugin     *pluginContext
+	session    cursor.SessionKey
+	hasSession bool
 }
 
 // sharedKey returns the shared-data key of session, a view of the reused
 // buffer (the host reads it during the call only).
-func (p *pluginContext) sharedKey(session string) string {
+func (p *pluginContext) sharedKey(session *cursor.SessionKey) string {
 	return p.keyOf("floor:", session)
 }
 
 // keyOf returns prefix+session as a view of the reused key buffer.
-func (p *pluginContext) keyOf(prefix, session string) string {
-	p.key = append(append(p.key[:0], prefix...), session...)
+func (p *pluginContext) keyOf(prefix string, session *cursor.SessionKey) string {
+	p.key = append(append(p.key[:0], prefix...), session[:]...)
 	return unsafe.String(unsafe.SliceData(p.key), len(p.key))
 }
 
@@ -106,21 +110,24 @@ func first(seen, v []byte) []byte {
 func (h *httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 	lastB, sessionB := h.plugin.requestHeaders()
 	last, session := unsafe.String(unsafe.SliceData(lastB), len(lastB)), unsafe.String(unsafe.SliceData(sessionB), len(sessionB))
-	h.session = strings.Clone(session)
-	if session != "" {
-		_, _, _ = proxywasm.GetSharedData(h.plugin.keyOf("floor:tombstone:", session))
+	if h.hasSession = session != ""; h.hasSession {
+		h.session = cursor.KeyOf(session)
+		_, _, _ = proxywasm.GetSharedData(h.plugin.keyOf("floor:tombstone:", &h.session))
 	}
 	if last == "" {
 		return types.ActionContinue
 	}
-	_, _, _ = proxywasm.GetSharedData(h.plugin.sharedKey(session))
+	_, _, _ = proxywasm.GetSharedData(h.plugin.sharedKey(&h.session))
 	if _, untagged, tagged := strings.Cut(last, ":"); tagged {
 		_ = proxywasm.ReplaceHttpRequestHeader("last-event-id", untagged)
 	}
 	return types.ActionContinue
 }
 
-func (h *httpContext) OnHttpResponseHeaders(int, bool) types.Action {
+func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) types.Action {
+	if endOfStream {
+		return types.ActionContinue
+	}
 	_, _ = proxywasm.GetHttpResponseHeader("content-type")
 	return types.ActionContinue
 }
@@ -135,8 +142,8 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) types.Action {
 		p.lines += bytes.Count(chunk, []byte{'\n'})
 		_ = proxywasm.ReplaceHttpResponseBody(chunk)
 	}
-	if eos && h.session != "" {
-		_ = proxywasm.SetSharedData(p.sharedKey(h.session), p.record, 0)
+	if eos && h.hasSession {
+		_ = proxywasm.SetSharedData(p.sharedKey(&h.session), p.record, 0)
 	}
 	return types.ActionContinue
 }
