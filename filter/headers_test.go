@@ -104,7 +104,7 @@ func TestScanRequestHeaders(t *testing.T) {
 			t.Errorf("%s: got %+v path %q ok %v, want %+v path %q", c.name, got, path, ok, want, wantPath)
 		}
 	}
-	ok := headermap.Serialize([][2]string{{":path", "/mcp"}, {"mcp-session-id", "s-1"}})
+	ok := serializePairs([][2]string{{":path", "/mcp"}, {"mcp-session-id", "s-1"}})
 	trailing := append(append([]byte(nil), ok...), 0, 0)
 	noNUL := append([]byte(nil), ok...)
 	noNUL[len(noNUL)-1] = 'x'
