@@ -3,8 +3,7 @@
 package main
 
 import (
-	"encoding/binary"
-
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/headermap"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 )
 
@@ -16,22 +15,5 @@ func requestHeaderPairs() ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return serializePairs(hs), true
-}
-
-// serializePairs is the proxy-wasm serialization of a header map, as
-// Envoy's exportPairs writes it (an empty map is no bytes at all).
-func serializePairs(hs [][2]string) []byte {
-	if len(hs) == 0 {
-		return nil
-	}
-	b := binary.LittleEndian.AppendUint32(nil, uint32(len(hs)))
-	for _, h := range hs {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(h[0])))
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(h[1])))
-	}
-	for _, h := range hs {
-		b = append(append(append(append(b, h[0]...), 0), h[1]...), 0)
-	}
-	return b
+	return headermap.Serialize(hs), true
 }

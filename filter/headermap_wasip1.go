@@ -5,7 +5,7 @@ package main
 import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 
 // requestHeaderPairs returns the request header map in the ABI's serialized
-// form (headers.go's pairWalk), read through the ABI glue's
+// form (walked by internal/headermap), read through the ABI glue's
 // proxywasm.GetHttpRequestHeaderPairs (internal/abiglue/sdkglue/proxywasm):
 // the SDK's GetHttpRequestHeaders would build a [][2]string of new strings
 // from it on every guarded request. The glue reserves room for the map

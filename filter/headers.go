@@ -1,11 +1,11 @@
 package main
 
 import (
-	"encoding/binary"
 	"unsafe"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/headermap"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 )
@@ -49,54 +49,6 @@ func matchRoute(p *pluginContext) (t cursor.Transport, ok bool) {
 	}
 	return p.cfg.Match(routeName, path), true
 }
-
-// pairWalk walks a header map in the proxy-wasm serialization
-// (little-endian), as Envoy's exportPairs writes it:
-//
-//	count uint32, then count × (key size uint32, value size uint32),
-//	then count × (key bytes, 0, value bytes, 0)
-//
-// Keys and values are views of the map's bytes.
-type pairWalk struct {
-	sizes, data []byte // the size words not walked yet; the bytes after the last entry walked
-}
-
-// walkPairs starts a walk of pairs; ok is false when pairs cannot hold its
-// own count of size words. An empty pairs is an empty map.
-func walkPairs(pairs []byte) (w pairWalk, ok bool) {
-	if len(pairs) < 4 {
-		return w, len(pairs) == 0
-	}
-	n := uint64(binary.LittleEndian.Uint32(pairs))
-	if n > uint64(len(pairs)-4)/8 {
-		return w, false
-	}
-	return pairWalk{sizes: pairs[4 : 4+8*n], data: pairs[4+8*n:]}, true
-}
-
-// next returns the next entry; ok is false at the end of the map or at an
-// entry that does not fit the map's bytes or lacks its NUL terminators
-// (w.end tells the two apart).
-func (w *pairWalk) next() (key, value []byte, ok bool) {
-	if len(w.sizes) < 8 {
-		return nil, nil, false
-	}
-	kn := uint64(binary.LittleEndian.Uint32(w.sizes))
-	vn := uint64(binary.LittleEndian.Uint32(w.sizes[4:]))
-	if kn+vn+2 > uint64(len(w.data)) || w.data[kn] != 0 || w.data[kn+1+vn] != 0 {
-		return nil, nil, false
-	}
-	w.sizes = w.sizes[8:]
-	key, value = w.data[:kn], w.data[kn+1:kn+1+vn]
-	w.data = w.data[kn+vn+2:]
-	return key, value, true
-}
-
-// end reports, once next returned false, whether the walk ended exactly at
-// the end of the map: every entry walked and no byte left over. Anything
-// else is a map whose size does not match its content (a host violating the
-// ABI).
-func (w *pairWalk) end() bool { return len(w.sizes) == 0 && len(w.data) == 0 }
 
 // needsPath reports whether any route entry matches on a path prefix.
 func needsPath(cfg *config.Config) bool {
@@ -155,22 +107,22 @@ func readRequestHeaders(t cursor.Transport, principalHeader string) (h requestHe
 }
 
 // scanRequestHeaders fills h from pairs, a whole header map in the
-// proxy-wasm serialization (pairWalk), and returns the first :path. Keys are
+// proxy-wasm serialization (internal/headermap), and returns the first :path. Keys are
 // compared exactly: Envoy's header maps hold lower-case keys
 // (LowerCaseString), and principalHeader is lower-case
 // (config.Config.PrincipalHeader). Most keys are skipped on their length
 // alone. An empty pairs is an empty map; ok is false when pairs does not
 // parse, or holds bytes beyond its last entry (h is then incomplete).
 func scanRequestHeaders(pairs []byte, principalHeader string, h *requestHeaders) (path string, ok bool) {
-	w, ok := walkPairs(pairs)
+	w, ok := headermap.Start(pairs)
 	if !ok {
 		return "", false
 	}
 	pathSeen, methodSeen := false, false
 	for {
-		key, value, more := w.next()
+		key, value, more := w.Next()
 		if !more {
-			return path, w.end()
+			return path, w.End()
 		}
 		switch len(key) {
 		case len(":path"):

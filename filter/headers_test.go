@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/headermap"
 )
 
 // TestQueryUnescape holds queryUnescape to url.QueryUnescape, which the
@@ -99,12 +101,12 @@ func TestScanRequestHeaders(t *testing.T) {
 	} {
 		want, wantPath := referenceHeaders(c.hs, c.principal)
 		var got requestHeaders
-		path, ok := scanRequestHeaders(serializePairs(c.hs), c.principal, &got)
+		path, ok := scanRequestHeaders(headermap.Serialize(c.hs), c.principal, &got)
 		if !ok || got != want || path != wantPath {
 			t.Errorf("%s: got %+v path %q ok %v, want %+v path %q", c.name, got, path, ok, want, wantPath)
 		}
 	}
-	ok := serializePairs([][2]string{{":path", "/mcp"}, {"mcp-session-id", "s-1"}})
+	ok := headermap.Serialize([][2]string{{":path", "/mcp"}, {"mcp-session-id", "s-1"}})
 	trailing := append(append([]byte(nil), ok...), 0, 0)
 	noNUL := append([]byte(nil), ok...)
 	noNUL[len(noNUL)-1] = 'x'
@@ -121,8 +123,8 @@ func TestScanRequestHeaders(t *testing.T) {
 // exactly what the reference decoder accepts, and then finds what the
 // reference finds.
 func FuzzScanRequestHeaders(f *testing.F) {
-	f.Add(serializePairs([][2]string{{":path", "/mcp"}, {":method", "POST"}, {"mcp-session-id", "s-1"}, {"authorization", "a"}}), "authorization")
-	f.Add(serializePairs([][2]string{{"last-event-id", "a"}, {"last-event-id", "b"}}), "")
+	f.Add(headermap.Serialize([][2]string{{":path", "/mcp"}, {":method", "POST"}, {"mcp-session-id", "s-1"}, {"authorization", "a"}}), "authorization")
+	f.Add(headermap.Serialize([][2]string{{"last-event-id", "a"}, {"last-event-id", "b"}}), "")
 	f.Add([]byte{1, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 'a', 0}, "x")
 	f.Fuzz(func(t *testing.T, b []byte, principal string) {
 		var got requestHeaders
