@@ -188,6 +188,17 @@ class Host {
           dv.setUint32(retSize, size, true);
           return OK;
         },
+        proxy_get_header_map_size(t, retSize) {
+          // Envoy's HeaderMap::byteSize: the key and value bytes.
+          h.count('proxy_get_header_map_size');
+          live();
+          const m = hmap(t);
+          if (m === null) return BAD_ARGUMENT;
+          let n = 0;
+          for (let i = 0; i < m.n; i++) n += m.k[i].length + m.v[i].length;
+          h.dv.setUint32(retSize, n, true);
+          return OK;
+        },
         proxy_replace_header_map_value(t, kp, kn, vp, vn) {
           h.count('proxy_replace_header_map_value');
           live();
