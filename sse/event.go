@@ -199,15 +199,6 @@ func (r *Rewriter) dataField(p int) int {
 // the start of the next line while an id line is held.
 func (r *Rewriter) eventField(p int) int {
 	chunk := r.chunk
-	if e := p + 14; e < len(chunk) && chunk[e] == '\n' && string(chunk[p+6:e]) == " message" && r.max >= len("message") {
-		// "event: message\n", the SDKs' own line: its end is known without
-		// a search.
-		r.evType.setSpan(p+7, e)
-		if r.endpoint {
-			r.setEndpoint(false)
-		}
-		return r.endLine('\n', e)
-	}
 	e := nextEOL(chunk, p+6, &r.crAt)
 	if e < 0 {
 		r.field, r.ph = fieldEvent, phValueStart
@@ -228,19 +219,6 @@ func (r *Rewriter) eventField(p int) int {
 		r.setEndpoint(ep)
 	}
 	return r.endLine(chunk[e], e)
-}
-
-// emptyLine dispatches the event at the empty line at p, whose line ending
-// is c, writing its held id line first.
-func (r *Rewriter) emptyLine(p int, c byte) int {
-	if r.pend.on {
-		r.flushTo(p)
-		r.dispatchHeld(c)
-	} else {
-		r.dispatch()
-	}
-	r.afterCR = c == '\r'
-	return p + 1
 }
 
 // setEndpoint records whether the event type is now "endpoint", which sets

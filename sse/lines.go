@@ -23,15 +23,40 @@ func (r *Rewriter) lines(p int) int {
 			}
 			r.pend.cr = false
 		}
+		// The commonest lines are taken here without a call (Go's Wasm
+		// calls are dear): a whole data line, the SDKs' "event: message",
+		// an empty line.
 		switch fieldOf(chunk[p:]) {
 		case lineData:
-			p = r.dataField(p)
+			e := nextEOL(chunk, p+5, &r.crAt)
+			if e < 0 {
+				p = r.dataField(p)
+				continue
+			}
+			if vs := valueStart(chunk, p+5, e); r.hasData {
+				r.dataLine(vs, e)
+			} else { // the first data line stays a span of the chunk
+				r.dataInChunk, r.dataLo, r.dataHi, r.hasData = true, vs, e, true
+			}
+			p = r.endLine(chunk[e], e)
 		case lineEvent:
+			if e := p + 14; e < len(chunk) && chunk[e] == '\n' && string(chunk[p+6:e]) == " message" && r.max >= len("message") && !r.endpoint {
+				r.evType.setSpan(p+7, e)
+				p = r.endLine('\n', e)
+				continue
+			}
 			p = r.eventField(p)
 		case lineID:
 			p = r.idField(p)
 		case lineEmpty:
-			p = r.emptyLine(p, c)
+			if r.pend.on {
+				r.flushTo(p)
+				r.dispatchHeld(c)
+			} else {
+				r.dispatch()
+			}
+			r.afterCR = c == '\r'
+			p++
 		case lineMaybe:
 			p = r.startName(p)
 		default:
