@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -109,16 +108,12 @@ func fakeWasm() []byte {
 func builtImage(t *testing.T) (path, manifest, wasm string) {
 	t.Helper()
 	w := fakeWasm()
-	img, err := oci.Image(w)
+	img, tarball, err := oci.Pack(w, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := oci.WriteLayout(&buf, img, ""); err != nil {
-		t.Fatal(err)
-	}
 	path = filepath.Join(t.TempDir(), "mcp-resume-guard-oci.tar")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, tarball, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d, err := img.Digest()
