@@ -50,12 +50,15 @@ func (r *Rewriter) idField(p int) int {
 func (r *Rewriter) wholeID(p, vs, e int) {
 	chunk := r.chunk
 	v := chunk[vs:e]
-	switch {
-	case r.minting:
+	if r.pend.on {
+		// Overridden by this one, it goes out where this one starts.
 		r.flushTo(p)
-		if r.pend.on {
-			r.flushPend('i')
-		}
+		r.flushPend('i')
+		r.edited = true
+	}
+	switch {
+	case r.minting && !r.bomLine:
+		r.flushTo(p)
 		r.fwd = e + 1
 		r.pend = pendLine{on: true, inChunk: true, lo: p, hi: e + 1, val: vs - p, end: e - p, cr: chunk[e] == '\r'}
 		r.edited = true
@@ -97,11 +100,11 @@ func (r *Rewriter) endIDValue(eol byte) (held bool) {
 	case hasNUL(v): // SSE ignores the field
 		r.out = append(r.out, line...)
 		r.hold = r.hold[:r.pend.n]
-	case r.minting:
-		if r.pend.on { // overridden by this one, at its place
-			r.appendPend(cursor.KindOther, nil, line[0])
-			r.dropPend()
-		}
+	case r.pend.on: // overridden by this one, at its place
+		r.appendPend(cursor.KindOther, nil, line[0])
+		r.dropPend()
+		return r.endIDValue(eol)
+	case r.minting && !r.bomLine:
 		r.id.clear()
 		r.id.buf = append(r.id.buf, r.hold[r.idValue:]...)
 		r.hasID = true

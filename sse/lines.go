@@ -56,6 +56,7 @@ func (r *Rewriter) lines(p int) int {
 				r.dispatch()
 			}
 			r.afterCR = c == '\r'
+			r.bomLine = false
 			p++
 		case lineMaybe:
 			p = r.startName(p)
@@ -80,6 +81,7 @@ func (r *Rewriter) crlf(p int) int {
 // endLine steps over the line ending c at e and returns the next position.
 func (r *Rewriter) endLine(c byte, e int) int {
 	r.afterCR = c == '\r'
+	r.bomLine = false
 	r.ph = phLineStart
 	return e + 1
 }
@@ -118,6 +120,7 @@ func (r *Rewriter) bomByte(p int) int {
 		r.nameN++
 		if int(r.nameN) == len(bom) {
 			r.ph = phLineStart
+			r.bomLine = true
 		}
 		return p + 1
 	}

@@ -48,7 +48,9 @@ func (h *heldModel) appendTo(out, tagged []byte, next byte) []byte {
 // that later line starts; at the end of the stream, a held line goes out
 // tagged prefix+id after the last line, or before an unterminated id line;
 // the stream's first line, held, goes out in place, tagged prefix+id, when
-// the next starts with a BOM's first byte.
+// the next starts with a BOM's first byte. The stream's first line, when it
+// follows a BOM (which the Go SDK's reader keeps in it), is never held: an
+// id line there goes out in place, tagged prefix+id.
 // Overflow is as in expand, except that the held line goes out as it came
 // at the start of the overflowing line, or after it for an event line.
 func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want []byte, overflowAt, tagged int) {
@@ -91,6 +93,7 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 		return want
 	}
 	afterCR := false // the last line went out ended by a lone '\r'
+	bomLine := i > 0 // the line is the first, after a BOM
 	eventKind := func() cursor.EventKind {
 		return wantMintKind(refEvent{Type: typ, Data: string(bytes.TrimSuffix(data, []byte("\n")))})
 	}
@@ -199,10 +202,23 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 			if pend != nil {
 				plain(in[i])
 			}
+			if bomLine {
+				// Not a line of its own for the Go SDK: tagged in place.
+				want = append(want, line[:valueAt]...)
+				want = cursor.AppendMinted(want, tr, value, nil, cursor.KindOther)
+				want = append(want, in[end:lineEnd]...)
+				tagged++
+				id = value
+				afterCR = in[end] == '\r' && lineEnd == end+1
+				bomLine = false
+				i = lineEnd
+				continue
+			}
 			pend = &heldModel{line: in[i:lineEnd], val: valueAt, end: end - i}
 			id = pend.id()
 			i = lineEnd
 			afterCR = false
+			bomLine = false
 			continue
 		case string(name) == "event":
 			typ = string(value)
@@ -215,6 +231,7 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 		}
 		want = append(want, in[i:lineEnd]...)
 		afterCR = in[end] == '\r' && lineEnd == end+1
+		bomLine = false
 		i = lineEnd
 	}
 	if pend != nil {
@@ -305,11 +322,16 @@ func checkClientView(t testing.TB, tr cursor.Transport, prev string, in, out []b
 		}
 		firstInPlace = len(next) > 0 && next[0] == 0xEF
 	}
+	// The stream's first line, after a BOM, stays in place, tagged
+	// prefix+id.
+	bomFirst := bytes.HasPrefix(in, []byte("\ufeff"))
 	last := "" // the client's last event ID
 	for i, w := range ref {
 		if w.HasID {
 			k := wantMintKind(w)
-			if i == 0 && firstInPlace && got[0].ID == string(cursor.AppendMinted(nil, tr, []byte(w.ID), nil, cursor.KindOther)) {
+			inPlace := got[i].ID == string(cursor.AppendMinted(nil, tr, []byte(w.ID), nil, cursor.KindOther))
+			if inPlace && i == 0 && (firstInPlace || bomFirst) {
+				// (expandMint has pinned down which, byte by byte.)
 				k = cursor.KindOther
 			}
 			last = string(cursor.AppendMinted(nil, tr, []byte(w.ID), []byte(prev), k))
@@ -474,7 +496,8 @@ func TestMintBytes(t *testing.T) {
 			"id: b\x00\ndata: " + res + "\nid: sse:~1r1.0.a\n\n", 0},
 		{"comments, retry, prime and unknown fields stay", "id: a\n: c\nretry: 1\nevent: prime\nfoo: bar\ndata: \n\n",
 			": c\nretry: 1\nevent: prime\nfoo: bar\ndata: \nid: sse:a\n\n", 0},
-		{"bom", "\ufeffid: a\ndata: " + res + "\n\n", "\ufeffdata: " + res + "\nid: sse:~1r1.0.a\n\n", 0},
+		{"bom: the first line in place", "\ufeffid: a\ndata: " + res + "\n\n", "\ufeffid: sse:a\ndata: " + res + "\n\n", 0},
+		{"bom: the next held", "\ufeffid: a\n\nid: b\ndata: " + res + "\n\n", "\ufeffid: sse:a\n\ndata: " + res + "\nid: sse:~1r1.0.ba\n\n", 0},
 		{"first line before a bom stays in place", "id: a\n\ufeff\ndata: " + res + "\n\n",
 			"id: sse:a\n\ufeff\ndata: " + res + "\n\n", 0},
 		{"... and is the next one's previous", "id: a\n\ufeff\n\nid: b\ndata: " + res + "\n\n",

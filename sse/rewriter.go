@@ -136,7 +136,9 @@ func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
 //     ends with '\n' instead, so that the two do not read as one "\r\n";
 //   - an id line that starts the stream stays in place, tagged prefix+id,
 //     when the next line starts with a BOM's first byte (moved, a BOM
-//     there would lead the stream, and a client would skip it);
+//     there would lead the stream, and a client would skip it), or when it
+//     follows a BOM (the Go SDK's reader keeps the BOM in the stream's
+//     first line, so a move there would change which field it hides);
 //   - when the stream overflows (see Overflowed), the held line goes out
 //     tagged prefix+id at the start of the line that overflows (an event
 //     type: of the line after it): that line is a later id, which overrides

@@ -55,7 +55,12 @@ type stream struct {
 	field   field // the field of the current line (phName, phValueStart, phValue)
 	nameN   uint8 // bytes of the field name matched (phName), BOM bytes seen (phBOM)
 	afterCR bool  // the previous line ended with '\r': a '\n' next ends it too
-	wrote   bool  // a byte of the stream has been written out
+	// bomLine: the current line is the stream's first and follows a BOM,
+	// which the Go SDK's reader keeps in it (an unknown field name to it):
+	// an id line there is tagged in place, never held (moved, the BOM
+	// would hide the next line's field instead).
+	bomLine bool
+	wrote   bool // a byte of the stream has been written out
 
 	// hold is what was consumed and not yet written: the pending id line
 	// (hold[:pend.n], when minting and it is not a span of the chunk), then
