@@ -55,7 +55,7 @@ func TestDeployDocsMatchFiles(t *testing.T) {
 	want := []string{
 		"# Deploy to Envoy\n", "# Deploy to Istio\n", "# Deploy to Envoy Gateway\n", "## Try it with docker compose",
 		"envoy/istio/proxy-stats.yaml", "make validate CONFIG=",
-		"ghcr.io/mcp-resume-guard/mcp-resume-guard:v0.1.0", // the published image the manifests name
+		"ghcr.io/mcp-resume-guard/mcp-resume-guard:v0.2.0", // the published image the manifests name
 		"1.33",                          // the Envoy version floor
 		project.Services["envoy"].Image, // the pinned image
 		wasmInContainer,                 // where envoy.yaml loads the plugin

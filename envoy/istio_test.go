@@ -155,7 +155,7 @@ func TestIstioWasmPluginBrokenVariants(t *testing.T) {
 		{"plugin value the parser rejects", "transport: http", "transport: streamable", "routes[0].transport"},
 		{"route names in Istio", "- path_prefix: /mcp", "- route_name: mcp-streamable", "match by path_prefix"},
 		{"not an OCI image", "\n  url: oci://", "\n  url: https://", "want oci://"},
-		{"malformed image reference", "url: oci://ghcr.io/mcp-resume-guard/mcp-resume-guard:v0.1.0", "url: oci://ghcr.io/MCP Guard:v0.1.0", "url"},
+		{"malformed image reference", "url: oci://ghcr.io/mcp-resume-guard/mcp-resume-guard:v0.2.0", "url: oci://ghcr.io/MCP Guard:v0.1.0", "url"},
 		{"outbound traffic", "mode: SERVER", "mode: CLIENT", "inbound traffic (SERVER)"},
 		{"unknown traffic mode", "mode: SERVER", "mode: INBOUND", "INBOUND"},
 		{"every port", "    ports:\n    - number: 8080\n", "", "want the MCP port"},

@@ -248,7 +248,7 @@ func TestEnvoyGatewayVariants(t *testing.T) {
 	cases := []struct {
 		name, file, old, new, wantErr string
 	}{
-		{"pinned digest", policyFile, "url: ghcr.io/mcp-resume-guard/mcp-resume-guard:v0.1.0", "url: ghcr.io/mcp-resume-guard/mcp-resume-guard@sha256:" + strings.Repeat("ab", 32), ""},
+		{"pinned digest", policyFile, "url: ghcr.io/mcp-resume-guard/mcp-resume-guard:v0.2.0", "url: ghcr.io/mcp-resume-guard/mcp-resume-guard@sha256:" + strings.Repeat("ab", 32), ""},
 		{"maglev table size", trafficFile, "      type: Headers\n", "      type: Headers\n      tableSize: 65537\n", ""},
 		// The CRD schemas and rules.
 		{"unknown field", policyFile, "failOpen: true", "failOpen: true\n    priority: 1", `unknown field "spec.wasm[0].priority"`},

@@ -19,7 +19,7 @@ import (
 )
 
 // Push uploads the one image of an OCI image layout tarball (as make oci and
-// make release write it) to ref ("ghcr.io/OWNER/mcp-resume-guard:v0.1.0")
+// make release write it) to ref ("ghcr.io/OWNER/mcp-resume-guard:v0.2.0")
 // and returns its manifest digest: the digest an Istio WasmPlugin's sha256
 // (or a url pinned @sha256:...) names. The registry receives the layout's
 // manifest and blobs byte for byte.

@@ -2,8 +2,8 @@
 // release to a registry, and prints the pushed manifest digest (what an
 // Istio WasmPlugin's sha256 or a url pinned @sha256: names):
 //
-//	go run ./internal/tools/ocipush -layout build/release/mcp-resume-guard-v0.1.0-oci.tar \
-//		-ref ghcr.io/OWNER/mcp-resume-guard:v0.1.0
+//	go run ./internal/tools/ocipush -layout build/release/mcp-resume-guard-v0.2.0-oci.tar \
+//		-ref ghcr.io/OWNER/mcp-resume-guard:v0.2.0
 //
 // Credentials come from REGISTRY_USERNAME and REGISTRY_PASSWORD (the
 // release workflow passes github.actor and GITHUB_TOKEN); without them it
