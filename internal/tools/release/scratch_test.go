@@ -60,6 +60,11 @@ func releaseCommit(t *testing.T, dir, version string, pins bool) {
 	if !strings.Contains(b, "\n## [Unreleased]\n") {
 		t.Fatal("CHANGELOG.md has no ## [Unreleased] heading")
 	}
+	if len(unreleasedEntries(b)) == 0 {
+		// Right after a release on main [Unreleased] is empty: give the
+		// scratch release a change of its own to carry.
+		b = strings.Replace(b, "\n## [Unreleased]\n", "\n## [Unreleased]\n\n### Added\n\n- A change made after the last release.\n", 1)
+	}
 	writeFile(t, cl, strings.Replace(b, "\n## [Unreleased]\n", "\n## [Unreleased]\n\n## ["+strings.TrimPrefix(version, "v")+"] - 2026-12-01\n", 1))
 	if pins {
 		if moved, err := MovePins(dir, version); err != nil || len(moved) == 0 {
