@@ -31,10 +31,10 @@ func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Lin
 // skipDirs are never searched for Markdown files.
 var skipDirs = map[string]bool{".git": true, "build": true, "node_modules": true, "testdata": true}
 
-// Check checks every Markdown file under root.
-func Check(root string) ([]Problem, error) {
-	docs := map[string]*doc{} // by slash path relative to root
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+// walkMarkdown calls fn with the slash path relative to root and the text
+// of every Markdown file under root, skipping skipDirs.
+func walkMarkdown(root string, fn func(rel, text string)) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -44,15 +44,24 @@ func Check(root string) ([]Problem, error) {
 			}
 			return nil
 		}
-		if strings.EqualFold(filepath.Ext(p), ".md") {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			docs[filepath.ToSlash(rel)] = parse(string(b))
+		if !strings.EqualFold(filepath.Ext(p), ".md") {
+			return nil
 		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		fn(filepath.ToSlash(rel), string(b))
 		return nil
+	})
+}
+
+// Check checks every Markdown file under root.
+func Check(root string) ([]Problem, error) {
+	docs := map[string]*doc{} // by slash path relative to root
+	err := walkMarkdown(root, func(rel, text string) {
+		docs[rel] = parse(text)
 	})
 	if err != nil {
 		return nil, err

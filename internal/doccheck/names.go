@@ -2,9 +2,6 @@ package doccheck
 
 import (
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,26 +35,8 @@ var (
 // starts with "reason"; counter names wherever they appear.
 func CheckNames(root string, names Names) ([]Problem, error) {
 	var out []Problem
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && skipDirs[d.Name()] {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.EqualFold(filepath.Ext(p), ".md") {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out = append(out, checkNames(filepath.ToSlash(rel), string(b), names)...)
-		return nil
+	err := walkMarkdown(root, func(rel, text string) {
+		out = append(out, checkNames(rel, text, names)...)
 	})
 	return out, err
 }
