@@ -69,6 +69,8 @@ func startWasm(t *testing.T, cfg string, vms int, panicAt string) (driver, error
 		// Every wasm test also records growths of linear memory inside
 		// proxy_on_memory_allocate (TestNoMemoryGrowthInsideAllocate).
 		CountAllocGrowth: true,
+		// ... and counts its host calls (TestHeaderMapSizeAskedOnlyWhenTheArenaIsTooSmall).
+		CountHostCalls: true,
 	})
 	d := &wasmDriver{t: t, host: h, log: logs}
 	if err != nil {

@@ -83,14 +83,11 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	if !p.started || len(p.cfg.Routes) == 0 {
 		return action
 	}
-	// Guarded or not, from the route name or :path alone (headers.go).
-	t, ok := matchRoute(p)
+	// Guarded or not, from the route name or :path, and the headers of a
+	// guarded request (headers.go).
+	t, req, ok := routeHeaders(p)
 	if h.transport = t; ok && t == cursor.TransportNone {
 		return action
-	}
-	var req requestHeaders
-	if ok {
-		req, ok = readRequestHeaders(t, p.cfg.PrincipalHeader)
 	}
 	if !ok {
 		// The host could not hand over the request headers, or handed over

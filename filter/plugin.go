@@ -30,9 +30,12 @@ type pluginContext struct {
 	// matchByName and matchByPath say what matchRoute must read: whether
 	// any route entry names a route, whether any matches a path prefix.
 	matchByName, matchByPath bool
-	metrics                  metrics
-	store                    cursor.Store
-	started                  bool
+	// order is the order a path-matched request's headers are read in
+	// (headers.go).
+	order   readOrder
+	metrics metrics
+	store   cursor.Store
+	started bool
 
 	scratch   []byte               // rewritten body chunks
 	held      []byte               // a copy of the rewriter's held-back bytes during a body callback

@@ -346,6 +346,45 @@ func TestNoMemoryGrowthInsideAllocate(t *testing.T) {
 	})
 }
 
+// TestHeaderMapSizeAskedOnlyWhenTheArenaIsTooSmall: the glue reads a header
+// map unreserved first and asks the host for the map's size only when the
+// allocator had to refuse the read (it would have grown memory): ordinary
+// requests, resumes included, make no proxy_get_header_map_size call; the
+// first 100 KiB map does, and is read without growth; the next one fits
+// the block the arena grew to and asks nothing again.
+func TestHeaderMapSizeAskedOnlyWhenTheArenaIsTooSmall(t *testing.T) {
+	onlyDriver(t, wasm, func(t *testing.T, h *harness) {
+		h.start(testConfig)
+		host := h.d.(*wasmDriver).host
+		calls := func(name string) int64 { return host.HostCalls()[name] }
+		h.toolCall("s-1", "e-1", "e-2", true)
+		if reason, fwd := h.resume("s-1", "http:e-1"); reason != "" || fwd != "e-1" {
+			t.Fatalf("resume: reason %q, forwarded %q", reason, fwd)
+		}
+		if calls("proxy_get_header_map_pairs") == 0 {
+			t.Fatal("the guarded requests read no header map: nothing measured")
+		}
+		if n := calls("proxy_get_header_map_size"); n != 0 {
+			t.Fatalf("ordinary requests asked the header map's size %d times, want 0", n)
+		}
+		large := func() {
+			s, _ := h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-1"}, [2]string{"cookie", strings.Repeat("c", 100<<10)})
+			h.sseResponse(s, event("e-9", true))
+			s.end(false)
+		}
+		large()
+		first := calls("proxy_get_header_map_size")
+		if first == 0 {
+			t.Fatal("a 100 KiB request header map was read without asking its size")
+		}
+		large()
+		if n := calls("proxy_get_header_map_size"); n != first {
+			t.Fatalf("the second 100 KiB map asked the size %d more times, want 0 (the arena kept the grown block)", n-first)
+		}
+		noGrowth(t, host, "100 KiB request header maps")
+	})
+}
+
 // largeHeaderExchanges plays, with request and response header maps of
 // about size bytes (one large header), the calls of a session: an initialize
 // answered as a stream, a tool call cut after its result, a resume rewound

@@ -34,12 +34,13 @@ type oldEnvoyHost struct {
 	phase   string // "", "_initialize" or "proxy_on_memory_allocate"
 	started time.Time
 
-	pollCalls  int
-	allocCalls int
-	traps      []string
-	exitCode   int // -1 until proc_exit
-	output     bytes.Buffer
-	logs       []string
+	pollCalls     int
+	allocCalls    int
+	allocRefusals int // allocations the guest refused (0), failing the call
+	traps         []string
+	exitCode      int // -1 until proc_exit
+	output        bytes.Buffer
+	logs          []string
 
 	pluginConfig []byte
 	headers      [][2]string // request headers of the current stream
@@ -54,10 +55,11 @@ type sharedValue struct {
 
 // Proxy-wasm status codes and WASI errno values the host returns.
 const (
-	statusOK          = 0
-	statusNotFound    = 1
-	statusBadArgument = 2
-	statusCasMismatch = 8
+	statusOK                  = 0
+	statusNotFound            = 1
+	statusBadArgument         = 2
+	statusInvalidMemoryAccess = 6
+	statusCasMismatch         = 8
 
 	errnoBADF  = 8
 	errnoNOSYS = 52
@@ -378,6 +380,12 @@ func (h *oldEnvoyHost) returnBytes(ctx context.Context, m api.Module, data []byt
 		return statusOK
 	}
 	ptr := h.allocate(ctx, uint32(len(data)))
+	if ptr == 0 {
+		// The allocator's failure: the call fails, nothing is written
+		// (WasmBase::copyToPointerSize).
+		h.allocRefusals++
+		return statusInvalidMemoryAccess
+	}
 	h.writeBytes(m, ptr, data)
 	if h.gcInCall {
 		if _, err := h.call(ctx, "proxy_on_memory_allocate", "probe_gc"); err != nil {
@@ -398,9 +406,6 @@ func (h *oldEnvoyHost) allocate(ctx context.Context, size uint32) uint32 {
 			panic(trap)
 		}
 		panic(err)
-	}
-	if res[0] == 0 {
-		h.trap("proxy_on_memory_allocate(%d) returned 0", size)
 	}
 	return uint32(res[0])
 }

@@ -244,7 +244,9 @@ func TestProbePinsHostBuffers(t *testing.T) {
 // block sizes (4 KiB first, doubling to 256 KiB, larger ones in blocks of
 // their own), three times in one callback and across callbacks, with a GC
 // inside every host call: every value reads back intact, and no two values
-// of one callback share memory.
+// of one callback share memory. A value the arena cannot hold yet is first
+// refused by the allocator (the glue's unreserved try, abiglue_memory.go),
+// then read again after the glue reserved for the map: that path is taken.
 func TestArenaServesEverySize(t *testing.T) {
 	res := buildProbe(t, true)
 	h := &oldEnvoyHost{restrict: true, gcInCall: true, environ: []string{"GODEBUG=clobberfree=1"}}
@@ -268,6 +270,9 @@ func TestArenaServesEverySize(t *testing.T) {
 		if r := parseResult(t, raw); r.mismatches != 0 {
 			t.Errorf("%d-byte values: %d read back wrong or shared memory", size, r.mismatches)
 		}
+	}
+	if h.allocRefusals == 0 {
+		t.Error("no read was refused and read again: the retry path went untested")
 	}
 }
 

@@ -20,7 +20,7 @@
 const fs = require('fs');
 const crypto = require('crypto');
 
-const OK = 0, NOT_FOUND = 1, BAD_ARGUMENT = 2, CAS_MISMATCH = 8;
+const OK = 0, NOT_FOUND = 1, BAD_ARGUMENT = 2, INVALID_MEMORY_ACCESS = 6, CAS_MISMATCH = 8;
 const ENOSYS = 52, EBADF = 8, ENOTSUP = 58;
 const BUF_RESPONSE_BODY = 1, BUF_VM_CONFIG = 6, BUF_PLUGIN_CONFIG = 7;
 
@@ -108,8 +108,11 @@ class Host {
   }
 
   // ret hands bytes b to the guest through the out-parameters.
+  // An allocator answer of 0 is its failure: the call fails without
+  // writing, as in proxy-wasm-cpp-host (copyToPointerSize).
   ret(b, retPtr, retSize) {
     const p = this.alloc(b.length);
+    if (p === 0) return INVALID_MEMORY_ACCESS;
     this.u8.set(b, p);
     this.dv.setUint32(retPtr, p, true);
     this.dv.setUint32(retSize, b.length, true);
@@ -173,6 +176,7 @@ class Host {
           let size = 4 + 8 * m.n;
           for (let i = 0; i < m.n; i++) size += m.k[i].length + m.v[i].length + 2;
           const p = h.alloc(size);
+          if (p === 0) return INVALID_MEMORY_ACCESS;
           const u8 = h.u8, dv = h.dv;
           dv.setUint32(p, m.n, true);
           let s = p + 4, d = p + 4 + 8 * m.n;

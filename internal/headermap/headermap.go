@@ -29,43 +29,77 @@ func Serialize(hs [][2]string) []byte {
 	return b
 }
 
-// Walk walks a serialized header map in place, entry by entry; keys and
-// values are views of the map's bytes.
-type Walk struct {
-	sizes, data []byte // the size words not walked yet; the bytes after the last entry walked
+// Request is what a request's header map says to the guard: the first
+// value of each header it judges by (views of the map's bytes, nil when
+// absent) and how many entries the headers that must not repeat have.
+type Request struct {
+	Path, Method, LastEventID, Session, Principal []byte
+	// LastEventIDs and Sessions count the last-event-id and mcp-session-id
+	// entries, empty ones too; HasPrincipal reports a principal entry,
+	// an empty one too.
+	LastEventIDs, Sessions int
+	HasPrincipal           bool
 }
 
-// Start starts a walk of pairs; ok is false when pairs cannot hold its own
-// count of size words. An empty pairs is an empty map.
-func Start(pairs []byte) (w Walk, ok bool) {
+// ScanRequest walks pairs once, in place, and fills r with the first
+// :path, :method, last-event-id, mcp-session-id and principalHeader entry
+// (principalHeader "" names none) and the counts of Request. Keys are
+// compared exactly: Envoy's maps hold lower-case keys, and principalHeader
+// must be lower-case. ok is false when pairs does not parse: a count or
+// size that runs past its bytes, an entry without its NUL terminators, or
+// bytes beyond the last entry (r is then incomplete). An empty pairs is an
+// empty map.
+//
+// It is one loop over constant keys, not an iterator nor a search for keys
+// given at run time: under a Wasm runtime each call of a non-inlined Go
+// function costs tens of nanoseconds, an iterator's step does not inline,
+// and comparing with a key not known at compile time calls
+// runtime.memequal (measured: either costs a guarded request 8–11 % for
+// nine headers).
+func ScanRequest(pairs []byte, principalHeader string, r *Request) (ok bool) {
 	if len(pairs) < 4 {
-		return w, len(pairs) == 0
+		return len(pairs) == 0
 	}
 	n := uint64(binary.LittleEndian.Uint32(pairs))
 	if n > uint64(len(pairs)-4)/8 {
-		return w, false
+		return false
 	}
-	return Walk{sizes: pairs[4 : 4+8*n], data: pairs[4+8*n:]}, true
+	sizes, data := pairs[4:4+8*n], pairs[4+8*n:]
+	for len(sizes) >= 8 {
+		kn := uint64(binary.LittleEndian.Uint32(sizes))
+		vn := uint64(binary.LittleEndian.Uint32(sizes[4:]))
+		if kn+vn+2 > uint64(len(data)) || data[kn] != 0 || data[kn+1+vn] != 0 {
+			return false
+		}
+		key, value := data[:kn], data[kn+1:kn+1+vn]
+		sizes, data = sizes[8:], data[kn+vn+2:]
+		switch kn {
+		case uint64(len(":path")):
+			if r.Path == nil && string(key) == ":path" {
+				r.Path = value
+			}
+		case uint64(len(":method")):
+			if r.Method == nil && string(key) == ":method" {
+				r.Method = value
+			}
+		case uint64(len("last-event-id")):
+			if string(key) == "last-event-id" {
+				if r.LastEventIDs == 0 {
+					r.LastEventID = value
+				}
+				r.LastEventIDs++
+			}
+		case uint64(len("mcp-session-id")):
+			if string(key) == "mcp-session-id" {
+				if r.Sessions == 0 {
+					r.Session = value
+				}
+				r.Sessions++
+			}
+		}
+		if kn == uint64(len(principalHeader)) && kn > 0 && !r.HasPrincipal && string(key) == principalHeader {
+			r.Principal, r.HasPrincipal = value, true
+		}
+	}
+	return len(data) == 0
 }
-
-// Next returns the next entry; ok is false at the end of the map or at an
-// entry that does not fit the map's bytes or lacks its NUL terminators (End
-// tells the two apart).
-func (w *Walk) Next() (key, value []byte, ok bool) {
-	if len(w.sizes) < 8 {
-		return nil, nil, false
-	}
-	kn := uint64(binary.LittleEndian.Uint32(w.sizes))
-	vn := uint64(binary.LittleEndian.Uint32(w.sizes[4:]))
-	if kn+vn+2 > uint64(len(w.data)) || w.data[kn] != 0 || w.data[kn+1+vn] != 0 {
-		return nil, nil, false
-	}
-	w.sizes = w.sizes[8:]
-	key, value = w.data[:kn], w.data[kn+1:kn+1+vn]
-	w.data = w.data[kn+vn+2:]
-	return key, value, true
-}
-
-// End reports, once Next returned false, whether the walk ended exactly at
-// the end of the map: every entry walked and no byte left over.
-func (w *Walk) End() bool { return len(w.sizes) == 0 && len(w.data) == 0 }

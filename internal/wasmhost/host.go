@@ -70,6 +70,9 @@ type Options struct {
 	// proxy_get_header_map_pairs of maps ≥ ~47 KiB, so the plugin must grow
 	// its memory in its own frame instead.
 	CountAllocGrowth bool
+	// CountHostCalls counts the guest's calls of every host function
+	// (HostCalls).
+	CountHostCalls bool
 }
 
 // Host runs one proxy-wasm plugin in several VMs that share one shared-data
@@ -89,8 +92,9 @@ type Host struct {
 	bufferFault atomic.Pointer[func(op BufferOp) bool]
 	pairsFault  atomic.Pointer[func(ptr, size, memSize uint32) (uint32, uint32)]
 
-	growthMu     sync.Mutex
+	recordMu     sync.Mutex
 	allocGrowths []AllocGrowth
+	hostCalls    map[string]int64 // by host function name (Options.CountHostCalls)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -106,17 +110,42 @@ type hostStats struct {
 }
 
 func (h *Host) recordAllocGrowth(g AllocGrowth) {
-	h.growthMu.Lock()
+	h.recordMu.Lock()
 	h.allocGrowths = append(h.allocGrowths, g)
-	h.growthMu.Unlock()
+	h.recordMu.Unlock()
 }
 
 // AllocGrowths returns the growths of linear memory inside
 // proxy_on_memory_allocate recorded so far (Options.CountAllocGrowth).
 func (h *Host) AllocGrowths() []AllocGrowth {
-	h.growthMu.Lock()
-	defer h.growthMu.Unlock()
+	h.recordMu.Lock()
+	defer h.recordMu.Unlock()
 	return append([]AllocGrowth(nil), h.allocGrowths...)
+}
+
+// HostCalls returns how often the guest called each host function so far,
+// by name ("proxy_get_header_map_size", ...), when Options.CountHostCalls
+// is set; nil otherwise.
+func (h *Host) HostCalls() map[string]int64 {
+	h.recordMu.Lock()
+	defer h.recordMu.Unlock()
+	if h.hostCalls == nil {
+		return nil
+	}
+	calls := make(map[string]int64, len(h.hostCalls))
+	for name, n := range h.hostCalls {
+		calls[name] = n
+	}
+	return calls
+}
+
+func (h *Host) countHostCall(name string) {
+	h.recordMu.Lock()
+	if h.hostCalls == nil {
+		h.hostCalls = make(map[string]int64)
+	}
+	h.hostCalls[name]++
+	h.recordMu.Unlock()
 }
 
 // New compiles the module, instantiates opts.VMs VMs and runs each one's
@@ -335,6 +364,9 @@ func wrap(f *hostFunc) api.GoModuleFunc {
 			if (vm.phase == phaseInit && !f.initOK) || (vm.phase == phaseAlloc && !f.allocOK) {
 				panic(&RestrictedCallError{Func: f.qualified, Phase: vm.phase.String()})
 			}
+		}
+		if vm.host.opts.CountHostCalls {
+			vm.host.countHostCall(f.name)
 		}
 		prev := vm.call
 		vm.call = f

@@ -72,6 +72,7 @@ func abiOnRequestHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
 	enter()
 	mapEntries[MapTypeHttpRequestHeaders] = numHeaders // bounds its reads (reserveForMap)
 	r := uint32(proxyOnRequestHeaders(contextID, int(numHeaders), endOfStream != 0))
+	mapEntries[MapTypeHttpRequestHeaders] = 0
 	leave()
 	return r
 }
@@ -90,6 +91,7 @@ func abiOnRequestTrailers(contextID, numTrailers uint32) uint32 {
 	enter()
 	mapEntries[MapTypeHttpRequestTrailers] = numTrailers
 	r := uint32(proxyOnRequestTrailers(contextID, int(numTrailers)))
+	mapEntries[MapTypeHttpRequestTrailers] = 0
 	leave()
 	return r
 }
@@ -99,6 +101,7 @@ func abiOnResponseHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
 	enter()
 	mapEntries[MapTypeHttpResponseHeaders] = numHeaders
 	r := uint32(proxyOnResponseHeaders(contextID, int(numHeaders), endOfStream != 0))
+	mapEntries[MapTypeHttpResponseHeaders] = 0
 	leave()
 	return r
 }
@@ -117,6 +120,7 @@ func abiOnResponseTrailers(contextID, numTrailers uint32) uint32 {
 	enter()
 	mapEntries[MapTypeHttpResponseTrailers] = numTrailers
 	r := uint32(proxyOnResponseTrailers(contextID, int(numTrailers)))
+	mapEntries[MapTypeHttpResponseTrailers] = 0
 	leave()
 	return r
 }

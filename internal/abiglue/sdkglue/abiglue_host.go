@@ -105,9 +105,14 @@ func ProxyEnqueueSharedQueue(queueID uint32, valueData *byte, valueSize int) Sta
 }
 
 func ProxyGetHeaderMapValue(mapType MapType, keyData *byte, keySize int, returnValueData **byte, returnValueSize *int) Status {
-	reserveForMap(mapType)
+	trying := beginMapRead(mapType)
 	clearOut()
-	return returned(hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize), returnValueData, returnValueSize)
+	st := hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize)
+	if endMapRead(mapType, trying) {
+		clearOut()
+		st = hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize)
+	}
+	return returned(st, returnValueData, returnValueSize)
 }
 
 func ProxyAddHeaderMapValue(mapType MapType, keyData *byte, keySize int, valueData *byte, valueSize int) Status {
@@ -134,9 +139,14 @@ func ProxyRemoveHeaderMapValue(mapType MapType, keyData *byte, keySize int) Stat
 }
 
 func ProxyGetHeaderMapPairs(mapType MapType, returnValueData **byte, returnValueSize *int) Status {
-	reserveForMap(mapType)
+	trying := beginMapRead(mapType)
 	clearOut()
-	return returned(hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize), returnValueData, returnValueSize)
+	st := hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize)
+	if endMapRead(mapType, trying) {
+		clearOut()
+		st = hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize)
+	}
+	return returned(st, returnValueData, returnValueSize)
 }
 
 func ProxySetHeaderMapPairs(mapType MapType, mapData *byte, mapSize int) Status {

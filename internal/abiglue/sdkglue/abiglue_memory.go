@@ -39,7 +39,11 @@ type hostArena struct {
 	spare []byte   // a block reserve made for one oversized request, not handed out yet
 }
 
-var arena hostArena
+// arena's first block exists from the start (package initialization runs
+// in _initialize, outside any host call): host data of up to arenaMinBlock
+// bytes (properties, shared-data values, small header values) is served
+// without allocating, on a fresh VM too.
+var arena = hostArena{cur: make([]byte, arenaMinBlock)}
 
 // callbackDepth counts the exported callbacks on the stack: only the
 // outermost one may rewind the arena, since an inner one (a host that calls
@@ -49,19 +53,28 @@ var callbackDepth int32
 
 // enter starts an exported callback; every //go:wasmexport wrapper except
 // proxy_on_memory_allocate calls it first, and leave last. The outermost
-// one rewinds the arena, forgets the header-map reservations of the last
-// callback (reserveForMap) and makes sure a first block exists: host data of
-// up to arenaMinBlock bytes (properties, shared-data values, small header
-// values) is then served without allocating, on a fresh VM too.
+// one rewinds the arena and forgets the header-map reservations of the last
+// callback (reserveForMap), when there is anything to rewind or forget:
+// enter is inlined into every wrapper, and a callback that made no host call
+// returning data costs no call for it (under a Wasm runtime each call of a
+// non-inlined Go function costs tens of nanoseconds).
 func enter() {
-	if callbackDepth == 0 {
-		arena.rewind()
-		mapBound, mapEntries = [mapTypes]uint32{}, [mapTypes]uint32{}
-		if arena.cur == nil {
-			arena.cur = make([]byte, arenaMinBlock)
-		}
+	if callbackDepth == 0 && (arena.used != 0 || arena.spare != nil || mapReserved) {
+		startCallback()
 	}
 	callbackDepth++
+}
+
+// startCallback is enter's work for an outermost callback after one that
+// used the arena or reserved for a map. (Not inlined: enter stays small
+// enough to be.)
+//
+//go:noinline
+func startCallback() {
+	arena.rewind()
+	if mapReserved {
+		mapBound, mapReserved = [mapTypes]uint32{}, false
+	}
 }
 
 func leave() { callbackDepth-- }
@@ -164,6 +177,9 @@ func (a *hostArena) reserve(n uint32) {
 // allocating: from the current block, or from a reserve made for it.
 func (a *hostArena) fits(n uint32) bool {
 	size := (int(n) + 7) &^ 7
+	if size == 0 {
+		size = 8 // as alloc serves it
+	}
 	return a.off+size <= len(a.cur) || len(a.spare) >= size && cap(a.old) > len(a.old)
 }
 
@@ -172,11 +188,21 @@ func (a *hostArena) fits(n uint32) bool {
 // asks proxy_on_memory_allocate for, of a size the guest does not know in
 // advance. If serving that request grows linear memory, Envoy's WAMR up to
 // 2.2 traps the plugin afterwards (measured in proxy-wasm-cpp-host: maps of
-// ≥ ~47 KiB on a fresh VM, within Envoy's default 60 KiB header limit). So
-// before the first read of a map in a callback the glue asks the host for
-// the map's size (proxy_get_header_map_size, ABI 0.2.1) and reserves room for
-// the largest answer that map can give, in its own frame: every later
-// allocation of that read is then served from the arena.
+// ≥ ~47 KiB on a fresh VM, within Envoy's default 60 KiB header limit).
+//
+// So a map read is first tried as it is (beginMapRead): while it runs,
+// proxy_on_memory_allocate refuses, by returning 0, a request the arena
+// could not serve without allocating. Hosts treat 0 as the allocator's
+// failure and fail the call without writing anything (proxy-wasm-cpp-host's
+// WasmBase::allocMemory and copyToPointerSize: InvalidMemoryAccess; Kong's
+// ngx_wasm_module likewise). Only then (endMapRead) does the glue ask the
+// host for the map's size (proxy_get_header_map_size, ABI 0.2.1), reserve
+// room for the largest answer that map can give, in its own frame, and ask
+// again: every allocation of that second read is served from the arena.
+// An ordinary map fits the arena's block and costs one host call; one that
+// outgrew it costs three once, and the next callback's block holds it
+// (rewind). Asking for the size before every read cost guarded requests
+// ~20 % (issue 22, make bench -ab).
 //
 // Envoy answers proxy_get_header_map_size with HeaderMap::byteSize(), the
 // sum of key and value lengths, not the serialized size: the serialization
@@ -197,8 +223,11 @@ var (
 	// learnt during the current outermost callback (0: not asked yet, or
 	// the guest wrote to the map since).
 	mapBound [mapTypes]uint32
+	// mapReserved reports that some mapBound is set (enter clears them).
+	mapReserved bool
 	// mapEntries[t] is the entry count the host passed to the current
-	// callback for map t (proxy_on_request_headers, ...; 0: not given).
+	// callback for map t (proxy_on_request_headers, ...; 0: not given): the
+	// headers callbacks set it for their own map and clear it on return.
 	mapEntries [mapTypes]uint32
 	// outMapSize receives proxy_get_header_map_size's out-parameter.
 	outMapSize uint32
@@ -227,17 +256,53 @@ func reserveForMap(t MapType) {
 			return // no host serializes that much; nothing sensible to reserve
 		}
 		b = uint32(bound)
-		mapBound[t] = b
+		mapBound[t], mapReserved = b, true
 	}
 	if !arena.fits(b) {
 		arena.reserve(b)
 	}
 }
 
+// mapRead is the state of the header-map read in progress (beginMapRead):
+// tryingMap while the host runs it unreserved, mapRefused once
+// proxy_on_memory_allocate refused a request of it.
+var tryingMap, mapRefused bool
+
+// beginMapRead prepares a read of header map t: when the map's bound is
+// known in this callback it reserves for it (reserveForMap, no host call)
+// and returns false; otherwise the read is tried unreserved and
+// beginMapRead returns true, and the caller must pass that to endMapRead
+// right after the host call.
+func beginMapRead(t MapType) (trying bool) {
+	if uint32(t) < mapTypes && mapBound[t] != 0 {
+		reserveForMap(t)
+		return false
+	}
+	tryingMap, mapRefused = true, false
+	return true
+}
+
+// endMapRead ends a read of header map t that beginMapRead began. It
+// returns true when the allocator refused the read, after reserving room
+// for it: the caller must then make the host call again, and take its
+// answer instead of the refused one.
+func endMapRead(t MapType, trying bool) (again bool) {
+	if !trying {
+		return false
+	}
+	tryingMap = false
+	if !mapRefused {
+		return false
+	}
+	mapRefused = false
+	reserveForMap(t)
+	return true
+}
+
 // wroteMap forgets the reservation of map t after the guest changed it.
 func wroteMap(t MapType) {
 	if uint32(t) < mapTypes {
-		mapBound[t], mapEntries[t] = 0, 0
+		mapBound[t], mapEntries[t] = 0, 0 // mapReserved may stay set: enter clears the rest
 	}
 }
 
@@ -297,10 +362,16 @@ func within(b []byte, addr, size uint32) *byte {
 }
 
 // abiOnMemoryAllocate is proxy_on_memory_allocate(size) -> ptr: the host asks
-// for size bytes of guest memory to write a result into. It never returns 0
-// (failure): a zero-size request still gets a distinct address.
+// for size bytes of guest memory to write a result into. It returns 0 (the
+// ABI's failure) only during a header-map read tried unreserved
+// (beginMapRead), for a request the arena cannot serve without allocating;
+// otherwise a zero-size request too gets a distinct address.
 //
 //go:wasmexport proxy_on_memory_allocate
 func abiOnMemoryAllocate(size uint32) *byte {
+	if tryingMap && !arena.fits(size) {
+		mapRefused = true
+		return nil
+	}
 	return arena.alloc(size)
 }

@@ -6,6 +6,7 @@
 //	go run ./internal/tools/bench            # the full run (a few minutes)
 //	go run ./internal/tools/bench -quick     # every figure, little precision
 //	go run ./internal/tools/bench -ab old.wasm  # this guard against another build
+//	go run ./internal/tools/bench -a new.wasm -ab old.wasm  # two builds
 //	go run ./internal/tools/bench -tombstones   # only request_overhead_ratio_tombstones
 //	go run ./internal/tools/bench -v8           # only the V8 figures (node on PATH)
 //	go run ./internal/tools/bench -overheads    # only the wazero request, resume, floor, unguarded and SSE figures
@@ -40,6 +41,7 @@ func main() {
 	overheads := flag.Bool("overheads", false, "only measure the wazero request, resume, floor, unguarded and SSE figures")
 	count := flag.String("count", "", "only run `workload:plugin:n` (e.g. resume:guard:2000; workloads request, resume, unguarded; plugins guard, floor, passthrough) for instruction counts: see bench.CountedRun")
 	ab := flag.String("ab", "", "only compare the guard built now (A) with the guard `module` at this path (B), A/B interleaved")
+	a := flag.String("a", "", "with -ab: the guard `module` at this path is A instead of the guard built now")
 	flag.Parse()
 	if *quick {
 		o = bench.QuickOptions()
@@ -67,11 +69,18 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		rep, err := bench.CompareBuilds(ctx, w.Guard, b, o)
+		guard, name := w.Guard, "now"
+		if *a != "" {
+			if guard, err = os.ReadFile(*a); err != nil {
+				fail(err)
+			}
+			name = *a
+		}
+		rep, err := bench.CompareBuilds(ctx, guard, b, o)
 		if err != nil {
 			fail(err)
 		}
-		if err := rep.WriteText(os.Stdout, "now", *ab); err != nil {
+		if err := rep.WriteText(os.Stdout, name, *ab); err != nil {
 			fail(err)
 		}
 		return

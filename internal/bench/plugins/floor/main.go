@@ -78,33 +78,14 @@ func (p *pluginContext) keyOf(prefix string, session *cursor.SessionKey) string 
 }
 
 // requestHeaders returns the first last-event-id and mcp-session-id of the
-// request (views of host memory), having found :path and :method too.
+// request (views of host memory), having found :path and :method too: the
+// guard's own scan (headermap.ScanRequest), without a principal header.
 func (p *pluginContext) requestHeaders() (last, session []byte) {
 	pairs, _ := requestHeaderPairs()
-	m, _ := headermap.Start(pairs)
-	var path, method []byte
-	for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
-		switch string(k) { // the first of each, as the guard takes
-		case ":path":
-			path = first(path, v)
-		case ":method":
-			method = first(method, v)
-		case "last-event-id":
-			last = first(last, v)
-		case "mcp-session-id":
-			session = first(session, v)
-		}
-	}
-	p.lines += len(path) + len(method) // found, so the scan is not optimized away
-	return last, session
-}
-
-// first returns seen, or v when nothing was seen yet.
-func first(seen, v []byte) []byte {
-	if seen != nil {
-		return seen
-	}
-	return v
+	var r headermap.Request
+	headermap.ScanRequest(pairs, "", &r)
+	p.lines += len(r.Path) + len(r.Method) // found, so the scan is not optimized away
+	return r.LastEventID, r.Session
 }
 
 func (h *httpContext) OnHttpRequestHeaders(int, bool) types.Action {
