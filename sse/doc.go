@@ -41,7 +41,11 @@
 // dispatches it at EOF: its held id line then goes out as a line of its own
 // (after ending a partly written last line), minted, so that either reader
 // sees what it saw without the rewriter, IDs aside. Events whose id already
-// comes last (C#, Rust rmcp) come out as they came, but for the value.
+// comes last (C#, Rust rmcp) come out as they came, but for the value. Two
+// kinds of id line are not lines of their own to the Go SDK's reader, which
+// ends lines at '\n' only and keeps a leading BOM: the stream's first line
+// after a BOM, and every line from the first one a lone '\r' ends on. Those
+// are tagged in place, never held.
 //
 // Parsing follows the WHATWG HTML "server-sent events" rules: "\n", "\r\n"
 // and "\r" end a line, a leading UTF-8 BOM is skipped, one space after the

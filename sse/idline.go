@@ -57,7 +57,7 @@ func (r *Rewriter) wholeID(p, vs, e int) {
 		r.edited = true
 	}
 	switch {
-	case r.minting && !r.bomLine:
+	case r.holds():
 		r.flushTo(p)
 		r.fwd = e + 1
 		r.pend = pendLine{on: true, inChunk: true, lo: p, hi: e + 1, val: vs - p, end: e - p, cr: chunk[e] == '\r'}
@@ -104,7 +104,7 @@ func (r *Rewriter) endIDValue(eol byte) (held bool) {
 		r.appendPend(cursor.KindOther, nil, line[0])
 		r.dropPend()
 		return r.endIDValue(eol)
-	case r.minting && !r.bomLine:
+	case r.holds():
 		r.id.clear()
 		r.id.buf = append(r.id.buf, r.hold[r.idValue:]...)
 		r.hasID = true

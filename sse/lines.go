@@ -21,7 +21,7 @@ func (r *Rewriter) lines(p int) int {
 				p = r.crlf(p)
 				continue
 			}
-			r.pend.cr = false
+			r.loneCR(p)
 		}
 		// The commonest lines are taken here without a call (Go's Wasm
 		// calls are dear): a whole data line, the SDKs' "event: message",
@@ -77,6 +77,28 @@ func (r *Rewriter) crlf(p int) int {
 	}
 	return p + 1
 }
+
+// loneCR takes the news, at the line start p, that the line before ended
+// with a '\r' no '\n' follows: a line end the Go SDK's reader does not
+// know (it ends lines at '\n' only), so from here on the stream's id lines
+// are tagged in place, never held (moved across such a line end, an id line
+// would be glued to its neighbours for that reader). A held id line that
+// this '\r' ends goes out at once, where it was, tagged prefix+id.
+func (r *Rewriter) loneCR(p int) {
+	r.sawLoneCR = true
+	if r.pend.cr {
+		r.pend.cr = false
+		r.flushTo(p)
+		r.flushPend(r.chunk[p])
+		r.edited = true
+	}
+}
+
+// holds reports whether a valid id line that ends now is held until its
+// event dispatches (minting), rather than tagged in place: not on the
+// stream's first line after a BOM, nor once the stream has ended a line
+// with a lone '\r' (both not lines of their own to the Go SDK's reader).
+func (r *Rewriter) holds() bool { return r.minting && !r.bomLine && !r.sawLoneCR }
 
 // endLine steps over the line ending c at e and returns the next position.
 func (r *Rewriter) endLine(c byte, e int) int {

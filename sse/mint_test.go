@@ -50,7 +50,10 @@ func (h *heldModel) appendTo(out, tagged []byte, next byte) []byte {
 // the stream's first line, held, goes out in place, tagged prefix+id, when
 // the next starts with a BOM's first byte. The stream's first line, when it
 // follows a BOM (which the Go SDK's reader keeps in it), is never held: an
-// id line there goes out in place, tagged prefix+id.
+// id line there goes out in place, tagged prefix+id; so does every id line
+// from the first line a lone '\r' ends (followed by a byte other than '\n')
+// on, that one included, which the Go SDK's reader does not take as a line
+// end. A line held before that stays held.
 // Overflow is as in expand, except that the held line goes out as it came
 // at the start of the overflowing line, or after it for an event line.
 func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want []byte, overflowAt, tagged int) {
@@ -92,8 +95,9 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 		}
 		return want
 	}
-	afterCR := false // the last line went out ended by a lone '\r'
-	bomLine := i > 0 // the line is the first, after a BOM
+	afterCR := false   // the last line went out ended by a lone '\r'
+	bomLine := i > 0   // the line is the first, after a BOM
+	sawLoneCR := false // a line before this one ended with a lone '\r', a byte other than '\n' after it
 	eventKind := func() cursor.EventKind {
 		return wantMintKind(refEvent{Type: typ, Data: string(bytes.TrimSuffix(data, []byte("\n")))})
 	}
@@ -104,6 +108,9 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 		return 0
 	}
 	for i < len(in) {
+		if afterCR && in[i] != '\n' {
+			sawLoneCR = true
+		}
 		end := bytes.IndexAny(in[i:], "\r\n")
 		terminated := end >= 0
 		if terminated {
@@ -202,7 +209,7 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 			if pend != nil {
 				plain(in[i])
 			}
-			if bomLine {
+			if loneEnd := in[end] == '\r' && lineEnd == end+1 && lineEnd < len(in); bomLine || sawLoneCR || loneEnd {
 				// Not a line of its own for the Go SDK: tagged in place.
 				want = append(want, line[:valueAt]...)
 				want = cursor.AppendMinted(want, tr, value, nil, cursor.KindOther)
@@ -323,14 +330,19 @@ func checkClientView(t testing.TB, tr cursor.Transport, prev string, in, out []b
 		firstInPlace = len(next) > 0 && next[0] == 0xEF
 	}
 	// The stream's first line, after a BOM, stays in place, tagged
-	// prefix+id.
+	// prefix+id; so do id lines from the first line a lone '\r' ends on
+	// (events from fromLoneCR on may have theirs in place).
 	bomFirst := bytes.HasPrefix(in, []byte("\ufeff"))
+	fromLoneCR := len(ref) + 1
+	if at := loneCRAt(in); at >= 0 {
+		fromLoneCR = len(refParse(in[:at+1]))
+	}
 	last := "" // the client's last event ID
 	for i, w := range ref {
 		if w.HasID {
 			k := wantMintKind(w)
 			inPlace := got[i].ID == string(cursor.AppendMinted(nil, tr, []byte(w.ID), nil, cursor.KindOther))
-			if inPlace && i == 0 && (firstInPlace || bomFirst) {
+			if inPlace && (i == 0 && (firstInPlace || bomFirst) || i >= fromLoneCR) {
 				// (expandMint has pinned down which, byte by byte.)
 				k = cursor.KindOther
 			}
@@ -349,6 +361,17 @@ func checkClientView(t testing.TB, tr cursor.Transport, prev string, in, out []b
 			t.Fatalf("in %q: output %q: event %d = %+v, want %+v", in, out, i, got[i], w)
 		}
 	}
+}
+
+// loneCRAt returns the offset of the first '\r' of b that a byte other
+// than '\n' follows, or -1.
+func loneCRAt(b []byte) int {
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] == '\r' && b[i+1] != '\n' {
+			return i
+		}
+	}
+	return -1
 }
 
 // checkNoByteLost checks that the dispatched events of out are those of in
@@ -486,8 +509,9 @@ func TestMintBytes(t *testing.T) {
 			"data: x\nid: sse:s_1\n\ndata: " + res + "\nid: sse:~1r3.2.s_21\n\n", 0},
 		{"crlf keeps its line ending and no space", "id:a\r\ndata: " + res + "\r\n\r\n",
 			"data: " + res + "\r\nid:sse:~1r1.0.a\r\n\r\n", 0},
-		{"lone cr", "id: a\rdata: " + res + "\r\r", "data: " + res + "\rid: sse:~1r1.0.a\r\r", 0},
-		{"lone cr before a lf empty line becomes lf", "id: a\rdata: x\n\n", "data: x\nid: sse:a\n\n", 0},
+		{"lone cr: in place", "id: a\rdata: " + res + "\r\r", "id: sse:a\rdata: " + res + "\r\r", 0},
+		{"lone cr, then lf: in place", "id: a\rdata: x\n\n", "id: sse:a\rdata: x\n\n", 0},
+		{"held before the first lone cr, after it in place", "id: a\ndata: x\rid: b\n\n", "data: x\rid: sse:a\nid: sse:b\n\n", 0},
 		{"second id: the first goes out plain where the second was", "id: a\nevent: message\nid: b\ndata: " + res + "\n\n",
 			"event: message\nid: sse:a\ndata: " + res + "\nid: sse:~1r1.0.b\n\n", 0},
 		{"empty id after a held one: held first, reset in place", "id: a\ndata: " + res + "\nid:\n\n",
@@ -509,7 +533,7 @@ func TestMintBytes(t *testing.T) {
 		{"unterminated last line at eos (issue 22)", "id: a\nevent: message\ndata: " + res,
 			"event: message\ndata: " + res + "\nid: sse:~1r1.0.a\n", 0},
 		{"unterminated last line, crlf", "id: a\r\ndata: " + res, "data: " + res + "\r\nid: sse:~1r1.0.a\r\n", 0},
-		{"unterminated last line, lone cr id line", "id: a\rdata: " + res, "data: " + res + "\r\nid: sse:~1r1.0.a\r", 0},
+		{"unterminated last line, lone cr id line", "id: a\rdata: " + res, "id: sse:a\rdata: " + res, 0},
 		{"last line ended by a lone cr", "id: a\ndata: " + res + "\r", "data: " + res + "\r\nid: sse:~1r1.0.a\n", 0},
 		{"unterminated comment", "id: a\ndata: x\n: c", "data: x\n: c\nid: sse:a\n", 0},
 		{"unterminated field name", "id: a\ndata: x\nda", "data: x\nda\nid: sse:a\n", 0},
@@ -632,7 +656,7 @@ func TestHeldAcrossChunks(t *testing.T) {
 		{"inside a data line", "id: a\ndata: 1", "id: a\n", false},
 		{"after a data line's cr", "id: a\r\ndata: 1\r", "id: a\r\n", false},
 		{"after the held line's cr", "data: 1\r\nid: a\r", "id: a\r", false},
-		{"held line ended by a lone cr", "id: a\rdata: 1\r\n", "id: a\r", false},
+		{"held line ended by a lone cr goes out in place", "id: a\rdata: 1\r\n", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewRewriter(cursor.TransportSSE, 0)

@@ -60,7 +60,11 @@ type stream struct {
 	// an id line there is tagged in place, never held (moved, the BOM
 	// would hide the next line's field instead).
 	bomLine bool
-	wrote   bool // a byte of the stream has been written out
+	// sawLoneCR: a line of the stream ended with a '\r' no '\n' follows,
+	// which the Go SDK's reader does not take as a line end: id lines are
+	// tagged in place from then on, never held (loneCR).
+	sawLoneCR bool
+	wrote     bool // a byte of the stream has been written out
 
 	// hold is what was consumed and not yet written: the pending id line
 	// (hold[:pend.n], when minting and it is not a span of the chunk), then

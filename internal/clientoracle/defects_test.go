@@ -38,12 +38,16 @@ var knownDefects = []knownDefect{
 	{
 		// Found by this test: minting moves an event's id line to the end of
 		// its event, which only WHATWG readers cannot see. The Go SDK ends
-		// lines at LF only, so a bare CR glues an id line to its neighbours;
-		// moving it changes the Go SDK's fields (IDs, retry, whether a line
-		// is "malformed", which events decode).
-		name: "new: held id line moved across a bare CR (Go SDK reads LF-only lines)", readers: goOnly,
-		match: func(b []byte, mint bool) bool { return mint && hasBareCR(b) },
-		repro: "id: e-1\rretry: 50\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n", reproMint: true,
+		// lines at LF only. An id line that is not a whole line to it (one a
+		// lone CR ends, or any from the stream's first lone CR on) stays in
+		// place now; left: an id line held when a later line of its event
+		// is the first a lone CR ends. Neither the line before that CR
+		// (already written out) nor any place up to the event's end is a
+		// line start to the Go SDK, so the held line glues to a neighbour
+		// wherever it goes (its IDs, retry or data change).
+		name: "new: id line held when a later line of its event ends with the stream's first lone CR (Go SDK reads LF-only lines)", readers: goOnly,
+		match: func(b []byte, mint bool) bool { return mint && heldAtFirstLoneCR(b) },
+		repro: "id: e-1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\r\r\nretry: 50\n\n", reproMint: true,
 	},
 }
 
@@ -75,13 +79,37 @@ func knownDefectOf(body []byte, mint bool, reader string) string {
 	return ""
 }
 
-// hasBareCR: a CR not followed by LF (a line end only WHATWG readers
-// know).
-func hasBareCR(b []byte) bool {
-	for i, c := range b {
-		if c == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
-			return true
+// heldAtFirstLoneCR: the stream's first lone CR (one a byte other than LF
+// follows) ends a line that is not an id line, inside an event (WHATWG
+// lines) with a valid non-empty id line before it: the line the guard holds
+// then.
+func heldAtFirstLoneCR(b []byte) bool {
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	held := false
+	for len(b) > 0 {
+		end := bytes.IndexAny(b, "\r\n")
+		if end < 0 {
+			return false
 		}
+		line, next := b[:end], end+1
+		if b[end] == '\r' && next < len(b) && b[next] == '\n' {
+			next++
+		}
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		isID := string(name) == "id"
+		if b[end] == '\r' && next == end+1 && next < len(b) {
+			return held && !isID && len(line) > 0
+		}
+		switch {
+		case len(line) == 0:
+			held = false
+		case isID && len(value) == 0:
+			held = false
+		case isID && bytes.IndexByte(value, 0) < 0:
+			held = true
+		}
+		b = b[next:]
 	}
 	return false
 }

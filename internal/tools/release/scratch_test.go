@@ -52,8 +52,9 @@ func scratchCopy(t *testing.T) string {
 
 // releaseCommit does what the lead's release commit does in dir: the
 // [Unreleased] entries become the section of version, and every pin moves
-// to it. With pins false it leaves the pins behind.
-func releaseCommit(t *testing.T, dir, version string, pins bool) {
+// to it. With pins false it leaves the pins behind. It returns the first
+// "### " heading of the released section, which the release notes carry.
+func releaseCommit(t *testing.T, dir, version string, pins bool) (heading string) {
 	t.Helper()
 	cl := filepath.Join(dir, "CHANGELOG.md")
 	b := string(mustRead(t, cl))
@@ -65,6 +66,10 @@ func releaseCommit(t *testing.T, dir, version string, pins bool) {
 		// scratch release a change of its own to carry.
 		b = strings.Replace(b, "\n## [Unreleased]\n", "\n## [Unreleased]\n\n### Added\n\n- A change made after the last release.\n", 1)
 	}
+	_, section, _ := strings.Cut(b, "\n## [Unreleased]\n")
+	if i := strings.Index(section, "\n### "); i >= 0 {
+		heading, _, _ = strings.Cut(section[i+1:], "\n")
+	}
 	writeFile(t, cl, strings.Replace(b, "\n## [Unreleased]\n", "\n## [Unreleased]\n\n## ["+strings.TrimPrefix(version, "v")+"] - 2026-12-01\n", 1))
 	if pins {
 		if moved, err := MovePins(dir, version); err != nil || len(moved) == 0 {
@@ -72,6 +77,7 @@ func releaseCommit(t *testing.T, dir, version string, pins bool) {
 		}
 	}
 	commitAll(t, dir, "release "+version)
+	return heading
 }
 
 // TestReleaseInScratchCopy: in a copy of this repository, make release
@@ -92,13 +98,16 @@ func TestReleaseInScratchCopy(t *testing.T) {
 		t.Fatalf("a release commit that leaves the pins behind: %v\n%s", err, out)
 	}
 	mustGit(t, dir, "reset", "-q", "--hard", "HEAD~1")
-	releaseCommit(t, dir, "v9.9.9", true)
+	heading := releaseCommit(t, dir, "v9.9.9", true)
+	if heading == "" {
+		t.Fatal("the released section has no ### heading to look for in the notes")
+	}
 	out, err = makeRelease(t, dir, "VERSION=v9.9.9", "DRY_RUN=1")
 	if err != nil {
 		t.Fatalf("make release VERSION=v9.9.9 DRY_RUN=1 after the release commit: %v\n%s", err, out)
 	}
 	t.Logf("two dry runs after %v", time.Since(start).Round(time.Millisecond))
-	for _, want := range []string{"dry run: nothing is built", "mcp-resume-guard-v9.9.9.cdx.json", "push ghcr.io/mcp-resume-guard/mcp-resume-guard:v9.9.9", "### Added"} {
+	for _, want := range []string{"dry run: nothing is built", "mcp-resume-guard-v9.9.9.cdx.json", "push ghcr.io/mcp-resume-guard/mcp-resume-guard:v9.9.9", "release notes:\n" + heading} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the dry run does not say %q:\n%s", want, out)
 		}
