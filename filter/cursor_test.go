@@ -227,6 +227,40 @@ func TestLegacySessionFromEndpointWhole(t *testing.T) {
 	})
 }
 
+// TestDebugDecisionLinesOnlyWhenWritten: through the .wasm, a resume that
+// passes builds and sends its debug decision line only while the host
+// writes debug lines (proxy_get_log_level): none at Envoy's default info
+// level, one per resume at debug; refusals log at info either way.
+func TestDebugDecisionLinesOnlyWhenWritten(t *testing.T) {
+	for _, c := range []struct {
+		level     string
+		debugLogs int64
+	}{{"info", 0}, {"debug", 3}} {
+		t.Run(c.level, func(t *testing.T) {
+			h := (&harness{t: t, kind: wasm, vms: 1}).withHostLogLevel(c.level)
+			h.start(testConfig)
+			host := h.d.(*wasmDriver).host
+			h.toolCall("s-1", "e-1", "e-2", false)
+			before := host.HostCalls()["proxy_log"]
+			for range 3 {
+				if reason, _ := h.resume("s-1", "http:e-2"); reason != "" {
+					t.Fatalf("resume refused: %s", reason)
+				}
+			}
+			if n := host.HostCalls()["proxy_log"] - before; n != c.debugLogs {
+				t.Errorf("3 resumes that pass sent %d log lines at host level %s, want %d", n, c.level, c.debugLogs)
+			}
+			if got := strings.Count(strings.Join(h.d.logs(logDebug), "\n"), "decision=stripped"); got != int(c.debugLogs) {
+				t.Errorf("%d stripped decision lines at debug, want %d", got, c.debugLogs)
+			}
+			h.request("GET", "/mcp", [2]string{"last-event-id", "sse:e-9"})
+			if !strings.Contains(strings.Join(h.d.logs(logInfo), "\n"), "decision=reinit:cross_transport") {
+				t.Error("a refusal was not logged at info")
+			}
+		})
+	}
+}
+
 // TestDecisionLogLine: every judged request logs one decision line with the
 // session tag, the decision and whether it was a resume: refusals at info,
 // resumes that pass at debug (Envoy's default info level shows none of

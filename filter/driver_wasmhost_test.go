@@ -43,7 +43,7 @@ type wasmDriver struct {
 	log  *logCapture
 }
 
-func startWasm(t *testing.T, cfg string, vms int, panicAt string) (driver, error) {
+func startWasm(t *testing.T, cfg string, vms int, panicAt, logLevel string) (driver, error) {
 	t.Helper()
 	b, err := wasmBytes()
 	var props map[string][]byte
@@ -65,6 +65,7 @@ func startWasm(t *testing.T, cfg string, vms int, panicAt string) (driver, error
 		PluginConfig: []byte(cfg),
 		VMs:          vms,
 		Logger:       slog.New(logs),
+		LogLevel:     logLevel,
 		Properties:   props,
 		// Every wasm test also records growths of linear memory inside
 		// proxy_on_memory_allocate (TestNoMemoryGrowthInsideAllocate).

@@ -101,7 +101,10 @@ type harness struct {
 	kind    driverKind
 	vms     int
 	panicAt string
-	d       driver
+	// hostLogLevel is the wasm host's log level ("": its default, info,
+	// Envoy's default).
+	hostLogLevel string
+	d            driver
 }
 
 // forEachDriver runs fn once per driver, each as a subtest named after it,
@@ -135,6 +138,14 @@ func (h *harness) withPanicAt(at string) *harness {
 	return h
 }
 
+// withHostLogLevel makes the wasm driver's host report and keep log lines
+// from level on ("debug", "info", ...), as Envoy's --component-log-level
+// wasm:LEVEL does. The native driver keeps every line.
+func (h *harness) withHostLogLevel(level string) *harness {
+	h.hostLogLevel = level
+	return h
+}
+
 // start starts the plugin with the JSON configuration cfg and fails the test
 // if it does not start.
 func (h *harness) start(cfg string) *harness {
@@ -159,7 +170,7 @@ func (h *harness) tryStart(cfg string) error {
 	case native:
 		d, err = startNative(h.t, cfg)
 	case wasm:
-		d, err = startWasm(h.t, cfg, h.vms, h.panicAt)
+		d, err = startWasm(h.t, cfg, h.vms, h.panicAt, h.hostLogLevel)
 	default:
 		h.t.Fatalf("unknown driver %q", h.kind)
 	}

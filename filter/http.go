@@ -179,7 +179,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now u
 			// untagged_cursor: passthrough; when this stops moving, the
 			// rollout window is over.
 			p.metrics.untaggedPassthrough.inc()
-			h.logDecision(d, resume)
+			h.logDecision(d, resume, now)
 		}
 		return types.ActionContinue
 	case cursor.ForwardCursor:
@@ -198,13 +198,13 @@ func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now u
 		if d.Rewound {
 			p.metrics.rewinds.inc()
 		}
-		h.logDecision(d, resume)
+		h.logDecision(d, resume, now)
 		return types.ActionContinue
 	}
 
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
-	h.logDecision(d, resume)
+	h.logDecision(d, resume, now)
 	if h.hasSession && d.Tombstones() && h.known {
 		// Only a session the upstream served to this request's principal
 		// here is tombstoned, and only for that principal (principal.go).
@@ -230,11 +230,16 @@ func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now u
 // info level, every resume (a request with a cursor) that passes at debug.
 // Requests without a cursor that pass are not logged: they are the ordinary
 // traffic. The line is built in the plugin's reused buffer: a resume
-// allocates nothing for it.
+// allocates nothing for it; and a debug line only when the host writes
+// them (debugLogged: Envoy's default info level does not). now is the
+// request's clock reading (0: none).
 //
 //	mcp-resume-guard: decision session=1a2b3c4d decision=rewound resume=true reason=drain_race from=cursor route_transport=http
-func (h *httpContext) logDecision(d cursor.Decision, resume bool) {
+func (h *httpContext) logDecision(d cursor.Decision, resume bool, now uint32) {
 	p := h.plugin
+	if d.Action != cursor.Reinit && !p.debugLogged(now) {
+		return // a debug line the host would drop
+	}
 	b := append(p.logBuf[:0], "mcp-resume-guard: decision session="...)
 	if h.hasSession {
 		b = h.key.AppendTag(b)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"math/rand/v2"
-	"time"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
@@ -37,14 +36,18 @@ type pluginContext struct {
 	store   cursor.Store
 	started bool
 
-	scratch   []byte               // rewritten body chunks
-	held      []byte               // a copy of the rewriter's held-back bytes during a body callback
-	logBuf    []byte               // decision log lines (logDecision)
-	rewriters []*sse.Rewriter      // free list, reused across streams
-	tails     []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
-	contexts  []*httpContext       // free list of stream contexts whose stream ended
-	reinitAt  [8][]byte            // prebuilt re-initialization bodies by reason
-	now       func() uint32        // unix seconds; replaced in tests
+	scratch []byte // rewritten body chunks
+	held    []byte // a copy of the rewriter's held-back bytes during a body callback
+	logBuf  []byte // decision log lines (logDecision)
+	// debugOn is whether the host wrote debug lines when its level was last
+	// asked, at logLevelAt (debugLogged).
+	debugOn    bool
+	logLevelAt uint32
+	rewriters  []*sse.Rewriter      // free list, reused across streams
+	tails      []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
+	contexts   []*httpContext       // free list of stream contexts whose stream ended
+	reinitAt   [8][]byte            // prebuilt re-initialization bodies by reason
+	now        func() uint32        // unix seconds; replaced in tests
 }
 
 // OnPluginStart implements types.PluginContext: it parses the configuration
@@ -77,7 +80,7 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 		p.reinitAt[r] = cursor.ReinitBody(r)
 	}
 	if p.now == nil {
-		p.now = func() uint32 { return uint32(time.Now().Unix()) }
+		p.now = unixNow
 	}
 	p.started = true
 	proxywasm.LogInfo(startMessage(cfg.Routes))

@@ -130,6 +130,8 @@ class Host {
     return {
       env: {
         proxy_log(level, p, n) { h.count('proxy_log'); if (level >= 3) h.warnings++; return OK; },
+        // Envoy's default level, info: debug lines are dropped.
+        proxy_get_log_level(retLevel) { h.count('proxy_get_log_level'); live(); h.dv.setUint32(retLevel, 2, true); return OK; },
         proxy_set_effective_context() { h.count('proxy_set_effective_context'); return OK; },
         proxy_get_property(p, n, retPtr, retSize) {
           h.count('proxy_get_property');

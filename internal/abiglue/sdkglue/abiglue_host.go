@@ -51,6 +51,17 @@ func ProxyLog(logLevel LogLevel, messageData *byte, messageSize int) Status {
 	return Status(hostLog(uint32(logLevel), messageData, u32(messageSize)))
 }
 
+// ProxyGetLogLevel asks the host for the level below which it drops log
+// lines (ABI 0.2.1; the SDK has no call for it).
+func ProxyGetLogLevel(level *LogLevel) Status {
+	outID = 0
+	st := Status(hostGetLogLevel(&outID))
+	if st == StatusOK {
+		*level = LogLevel(outID)
+	}
+	return st
+}
+
 func ProxySetProperty(pathData *byte, pathSize int, valueData *byte, valueSize int) Status {
 	return Status(hostSetProperty(pathData, u32(pathSize), valueData, u32(valueSize)))
 }
