@@ -18,6 +18,7 @@ const (
 	PassthroughCopyPackage = "./internal/bench/plugins/passthroughcopy"
 	GCProbePackage         = "./internal/bench/plugins/gcprobe"
 	FloorPackage           = "./internal/bench/plugins/floor"
+	PathFloorPackage       = "./internal/bench/plugins/pathfloor"
 )
 
 // Wasm holds the modules a benchmark compares.
@@ -27,6 +28,7 @@ type Wasm struct {
 	PassthroughCopy []byte // copies each response body chunk out and back
 	GCProbe         []byte // runs a full GC in every request
 	Floor           []byte // makes only the host calls the guard cannot do without
+	PathFloor       []byte // reads :path alone: the floor of an unguarded request
 	// BuildTime is the wall time of each build, by package.
 	BuildTime map[string]time.Duration
 }
@@ -37,7 +39,8 @@ type BuildOptions struct {
 	// run ("" = the current directory).
 	Root string
 	// Dir receives mcp-resume-guard.wasm, passthrough.wasm,
-	// passthroughcopy.wasm, gcprobe.wasm and floor.wasm (relative to Root).
+	// passthroughcopy.wasm, gcprobe.wasm, floor.wasm and pathfloor.wasm
+	// (relative to Root).
 	Dir string
 	// WorkDir is the builder's work directory (SDK copy, go.work, runtime
 	// overlay); "" = build/ at the module root.
@@ -100,5 +103,6 @@ func (w *Wasm) files() []plugin {
 		{PassthroughCopyPackage, "passthroughcopy.wasm", &w.PassthroughCopy},
 		{GCProbePackage, "gcprobe.wasm", &w.GCProbe},
 		{FloorPackage, "floor.wasm", &w.Floor},
+		{PathFloorPackage, "pathfloor.wasm", &w.PathFloor},
 	}
 }

@@ -135,6 +135,11 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 		return err
 	}
 	defer fl.Close(ctx)
+	pfl, err := newHost(ctx, w.PathFloor, "", 1)
+	if err != nil {
+		return err
+	}
+	defer pfl.Close(ctx)
 
 	pop := newPopulation(o.Sessions)
 	g, ps, c, f := &runner{h: guard}, &runner{h: pass}, &runner{h: cp}, &runner{h: fl}
@@ -169,6 +174,10 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	}
 	o.progress("unguarded requests: %d rounds of %d requests per side", o.Rounds, o.Requests)
 	if rep.Unguarded, err = interleave(unguardedWorkload(g, pop), unguardedWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
+	pf := &runner{h: pfl}
+	if rep.UnguardedFloor, err = interleave(unguardedWorkload(g, pop), unguardedWorkload(pf, pop), o.Requests, o.Rounds); err != nil {
 		return err
 	}
 

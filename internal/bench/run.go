@@ -85,7 +85,10 @@ type Report struct {
 	RequestFloor, ResumeFloor, SSEFloor Pair
 	// Unguarded is the guard against the passthrough plugin on requests
 	// whose path no route matches.
-	Unguarded                 Pair
+	Unguarded Pair
+	// UnguardedFloor is the guard against the pathfloor plugin (one :path
+	// read) on the same requests.
+	UnguardedFloor            Pair
 	Sessions, FullSessions    int
 	RequestFull, ResumeFull   Pair // with FullSessions sessions
 	RewriterFull              Pair // the rewriter classifying every event
@@ -182,6 +185,9 @@ type Figures struct {
 	V8UnguardedOverheadRatio float64
 	V8ResumeOverheadRatio    float64
 	V8HostShareRequest       float64
+	// UnguardedFloorRatio is the guard over the pathfloor plugin on
+	// unguarded requests (issue 24).
+	UnguardedFloorRatio float64
 }
 
 // Figures derives the claims.
@@ -202,6 +208,7 @@ func (r *Report) Figures() Figures {
 		SharedMiBAfterChurn:    float64(r.Churn.Bytes) / (1 << 20),
 		SSEFloorRatio:          inverse(r.SSEFloor.Ratio()),
 		EventIDBytesAdded:      r.EventIDBytesAdded,
+		UnguardedFloorRatio:    r.UnguardedFloor.Ratio(),
 	}
 	if v := r.V8; v != nil {
 		f.V8RequestOverheadRatio = v.Request.Ratio()
@@ -228,14 +235,14 @@ var Targets = []struct {
 	Max   bool // the figure must stay at or below Limit (else at or above)
 	Limit float64
 }{
-	{"request_overhead_ratio", true, 3.0},
-	{"request_overhead_ratio_tombstones", true, 3.0},
+	{"request_overhead_ratio", true, 2.5},
+	{"request_overhead_ratio_tombstones", true, 2.5},
 	{"resume_overhead_ratio", true, 6.0},
 	{"sse_throughput_ratio", false, 0.4},
 	{"rewriter_memcpy_ratio", false, 0},
 	{"request_floor_ratio", true, 1.3},
 	{"resume_floor_ratio", true, 1.3},
-	{"unguarded_overhead_ratio", true, 1.5},
+	{"unguarded_overhead_ratio", true, 1.3},
 	{"wasm_size_ratio", true, 1.8},
 	{"v8_compile_ratio", true, 0},
 	{"vm_memory_growth_mib", true, 1},
@@ -243,7 +250,7 @@ var Targets = []struct {
 	{"shared_mib_after_churn", true, 10},
 	// The guard's SSE throughput over the floor plugin's, and the bytes it
 	// adds per event ID: for information (issue 15).
-	{"sse_floor_ratio", false, 0},
+	{"sse_floor_ratio", false, 0.87},
 	{"event_id_bytes_added", true, 0},
 	// The request, unguarded and resume ratios in V8 (node's, Envoy's
 	// flags) and the JS host's estimated share of the guard's request time:
@@ -252,6 +259,9 @@ var Targets = []struct {
 	{"v8_unguarded_overhead_ratio", true, 0},
 	{"v8_resume_overhead_ratio", true, 0},
 	{"v8_host_share_request", true, 0},
+	// The guard over the floor of an unguarded request, one :path read
+	// (plugins/pathfloor; issue 24).
+	{"unguarded_floor_ratio", true, 1.3},
 }
 
 func (f Figures) values() []float64 {
@@ -260,7 +270,8 @@ func (f Figures) values() []float64 {
 		f.WasmSizeRatio, f.V8CompileRatio,
 		f.VMMemoryGrowthMiB, f.SharedBytesPerSession, f.SharedMiBAfterChurn,
 		f.SSEFloorRatio, f.EventIDBytesAdded,
-		f.V8RequestOverheadRatio, f.V8UnguardedOverheadRatio, f.V8ResumeOverheadRatio, f.V8HostShareRequest}
+		f.V8RequestOverheadRatio, f.V8UnguardedOverheadRatio, f.V8ResumeOverheadRatio, f.V8HostShareRequest,
+		f.UnguardedFloorRatio}
 }
 
 // Missed lists the targets a report misses, as "name=value (target ≤ x)".

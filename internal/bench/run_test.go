@@ -20,8 +20,9 @@ func TestWriteBench(t *testing.T) {
 		RequestFloor:      Pair{Rounds: []float64{1.2}},
 		ResumeFloor:       Pair{Rounds: []float64{1.4}}, // missed
 		Unguarded:         Pair{Rounds: []float64{1.1}},
-		SSEFloor:          Pair{Rounds: []float64{1.25}}, // information only: 0.8
-		V8Compile:         Pair{Rounds: []float64{2.5}},  // information only
+		SSEFloor:          Pair{Rounds: []float64{1.1}}, // 0.909, within the floor's 1.15
+		UnguardedFloor:    Pair{Rounds: []float64{1.2}},
+		V8Compile:         Pair{Rounds: []float64{2.5}}, // information only
 		WasmBytes:         1300, PassthroughWasmBytes: 1000,
 		MemoryAtFrom: 8 << 20, MemoryAtTo: 8<<20 + 1<<19,
 		PerSession:        SharedUsage{Bytes: 2600, Live: 10},
@@ -52,12 +53,13 @@ func TestWriteBench(t *testing.T) {
 		"BENCH vm_memory_growth_mib=0.500\n" +
 		"BENCH shared_bytes_per_session=260\n" +
 		"BENCH shared_mib_after_churn=3.000\n" +
-		"BENCH sse_floor_ratio=0.800\n" +
+		"BENCH sse_floor_ratio=0.909\n" +
 		"BENCH event_id_bytes_added=4.750\n" +
 		"BENCH v8_request_overhead_ratio=2.250\n" +
 		"BENCH v8_unguarded_overhead_ratio=1.500\n" +
 		"BENCH v8_resume_overhead_ratio=6.000\n" +
-		"BENCH v8_host_share_request=0.150\n"
+		"BENCH v8_host_share_request=0.150\n" +
+		"BENCH unguarded_floor_ratio=1.200\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
