@@ -300,7 +300,7 @@ var errCorrupt = errors.New("cursor: malformed watermark record")
 // ok=false and no error. Decode never panics and allocates at most about
 // twice len(b), whatever b holds.
 func Decode(b []byte) (r Record, ok bool, err error) {
-	// The IDs are views of one buffer no one else holds (decodeInto): the
+	// The IDs are views of one buffer no one else holds (DecodeInto): the
 	// strings are as immutable as if each had been allocated on its own.
 	// Their bytes never exceed twice len(b) (a previous ID shares at most
 	// the whole last ID), so the buffer never grows.
@@ -308,19 +308,20 @@ func Decode(b []byte) (r Record, ok bool, err error) {
 	if len(b) > 2 && len(b) <= MaxRecordBytes {
 		text = make([]byte, 0, 2*len(b))
 	}
-	if ok, _, err = r.decodeInto(b, text); !ok {
+	if ok, _, err = r.DecodeInto(b, text); !ok {
 		return Record{}, false, err
 	}
 	return r, true, nil
 }
 
-// decodeInto parses b as Decode does into r, reusing the backing array of
-// r.Tails. The tails' IDs are appended to text and are views of it
+// DecodeInto parses b as Decode does into r, reusing the backing array of
+// r.Tails: with a text of room enough and a record reused, it allocates
+// nothing (the store decodes every lookup this way). The tails' IDs are appended to text and are views of it
 // (unsafe.String), not copies: they stay valid only while the bytes of text
 // they view are not overwritten. It returns text, grown if it had to be
 // (views made before a growth keep viewing the old array, which the GC keeps
 // alive). On failure (ok false) r holds no meaningful record.
-func (r *Record) decodeInto(b, text []byte) (ok bool, _ []byte, err error) {
+func (r *Record) DecodeInto(b, text []byte) (ok bool, _ []byte, err error) {
 	*r = Record{Tails: r.Tails[:0]}
 	if len(b) == 0 || (len(b) == 1 && b[0] == emptySlotMarker) {
 		return false, text, nil

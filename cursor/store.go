@@ -178,7 +178,7 @@ func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
 func (s *Store) decode(c int, v []byte) (ok bool, err error) {
 	d := &s.recs[c]
 	s.scratch(c)
-	ok, d.text, err = d.rec.decodeInto(v, d.text[:0])
+	ok, d.text, err = d.rec.DecodeInto(v, d.text[:0])
 	return ok, err
 }
 

@@ -489,7 +489,7 @@ func TestEndStreamSetsOwner(t *testing.T) {
 	for _, tl := range r.Tails {
 		slack += 5 - uvarintLen(uint64(tl.Stream))
 	}
-	if ok, _, err := back.decodeInto(enc, nil); !ok || err != nil || !back.HasOwner || back.Owner != r.Owner || len(enc)+slack != r.encodedLen() {
+	if ok, _, err := back.DecodeInto(enc, nil); !ok || err != nil || !back.HasOwner || back.Owner != r.Owner || len(enc)+slack != r.encodedLen() {
 		t.Fatalf("owner round trip: %+v %v %v (len %d + slack %d, encodedLen %d)", back, ok, err, len(enc), slack, r.encodedLen())
 	}
 	sets = f.sets

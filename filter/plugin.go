@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/config"
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasiclock"
 	"github.com/mcp-resume-guard/mcp-resume-guard/sse"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
@@ -80,7 +81,7 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 		p.reinitAt[r] = cursor.ReinitBody(r)
 	}
 	if p.now == nil {
-		p.now = unixNow
+		p.now = wasiclock.Unix
 	}
 	p.started = true
 	proxywasm.LogInfo(startMessage(cfg.Routes))

@@ -14,12 +14,16 @@
 // request of a session needs, with a cursor or without (a terminated
 // session is refused on every request, and a tombstone outlives the
 // session's record), a miss in the common case. With a cursor (a resume) it
-// also reads the session's shared-data value once and replaces
-// last-event-id with the cursor's untagged form. It
-// reads the response's content-type, unless the response has no body (the
-// guard reads nothing then either). Per response body chunk it gets the
-// chunk, scans it once for line ends and sets it back; at the end of a
-// stream with a body it writes the session's shared-data value, so that
+// also reads the session's shared-data value once, decodes it as the
+// watermark record it is (cursor.Record.DecodeInto, into reused memory: the
+// watermark the decision needs), reads the clock once (a record's expiry;
+// wasiclock, one WASI call), keeps a copy of the cursor's untagged form (the
+// resumed stream's tail needs it) and replaces last-event-id with it: the
+// resume job's floor (issue 24). It reads the response's content-type,
+// unless the response has no body (the guard reads nothing then either). Per
+// response body chunk it gets the chunk, scans it once for line ends and
+// sets it back; at the end of a stream with a body it writes the session's
+// watermark record (one tail, encoded: cursor.Record.AppendEncode), so that
 // later resumes find one (the guard writes a record there too).
 package main
 
@@ -30,6 +34,7 @@ import (
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/headermap"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasiclock"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 )
@@ -38,20 +43,21 @@ func init() { proxywasm.SetVMContext(&vmContext{}) }
 
 func main() {}
 
-// recordBytes is about the size of a guard's watermark record.
-const recordBytes = 137
-
 type vmContext struct{ types.DefaultVMContext }
 
 func (*vmContext) NewPluginContext(uint32) types.PluginContext {
-	return &pluginContext{record: bytes.Repeat([]byte{'r'}, recordBytes)}
+	return &pluginContext{tails: make([]cursor.Tail, 1, cursor.MaxTails)}
 }
 
 type pluginContext struct {
 	types.DefaultPluginContext
 	key    []byte // reused shared-data key buffer
-	record []byte
-	lines  int // line ends and header bytes seen, so the scans are not optimized away
+	record []byte // reused encoded record
+	tails  []cursor.Tail
+	rec    cursor.Record // reused decoded record
+	text   []byte        // the decoded record's IDs
+	last   []byte        // the cursor kept for the resumed stream
+	lines  int           // line ends, header bytes and records seen, so the work is not optimized away
 }
 
 func (p *pluginContext) NewHttpContext(uint32) types.HttpContext {
@@ -79,7 +85,7 @@ func (p *pluginContext) keyOf(prefix string, session *cursor.SessionKey) string 
 
 // requestHeaders returns the first last-event-id and mcp-session-id of the
 // request (views of host memory), having found :path and :method too: the
-// guard's own scan (headermap.ScanRequest), without a principal header.
+// guard's own scan (headermap.Scan), without a principal header.
 func (p *pluginContext) requestHeaders() (last, session []byte) {
 	pairs, _ := requestHeaderPairs()
 	var r headermap.Request
@@ -98,8 +104,16 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 	if last == "" {
 		return types.ActionContinue
 	}
-	_, _, _ = proxywasm.GetSharedData(h.plugin.sharedKey(&h.session))
+	p := h.plugin
+	if v, _, err := proxywasm.GetSharedData(p.sharedKey(&h.session)); err == nil {
+		var ok bool
+		ok, p.text, _ = p.rec.DecodeInto(v, p.text[:0])
+		if ok && !p.rec.Expired(wasiclock.Unix(), 3600) {
+			p.lines += len(p.rec.Tails)
+		}
+	}
 	if _, untagged, tagged := strings.Cut(last, ":"); tagged {
+		p.last = append(p.last[:0], untagged...)
 		_ = proxywasm.ReplaceHttpRequestHeader("last-event-id", untagged)
 	}
 	return types.ActionContinue
@@ -124,6 +138,10 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) types.Action {
 		_ = proxywasm.ReplaceHttpResponseBody(chunk)
 	}
 	if eos && h.hasSession {
+		p.tails[0] = cursor.Tail{Stream: 1, Transport: cursor.TransportHTTP, LastID: "e-1041", PrevID: "e-1040", Acked: true}
+		now := wasiclock.Unix()
+		r := cursor.Record{Session: h.session, Created: now, Updated: now, Tails: p.tails}
+		p.record = r.AppendEncode(p.record[:0])
 		_ = proxywasm.SetSharedData(p.sharedKey(&h.session), p.record, 0)
 	}
 	return types.ActionContinue
