@@ -21,10 +21,12 @@
 // resumed stream's tail needs it) and replaces last-event-id with it: the
 // resume job's floor (issue 24). It reads the response's content-type,
 // unless the response has no body (the guard reads nothing then either). Per
-// response body chunk it gets the chunk, scans it once for line ends and
-// sets it back; at the end of a stream with a body it writes the session's
-// watermark record (one tail, encoded: cursor.Record.AppendEncode), so that
-// later resumes find one (the guard writes a record there too).
+// response body chunk it gets the chunk and sets it back with what the SSE
+// job cannot skip done to it (sseJob: its id values tagged, each event with
+// an ID classified); at the end of a stream with a body it writes the
+// session's watermark record (one tail, encoded:
+// cursor.Record.AppendEncode), so that later resumes find one (the guard
+// writes a record there too).
 package main
 
 import (
@@ -35,6 +37,7 @@ import (
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/headermap"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasiclock"
+	"github.com/mcp-resume-guard/mcp-resume-guard/sse"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 )
@@ -57,6 +60,7 @@ type pluginContext struct {
 	rec    cursor.Record // reused decoded record
 	text   []byte        // the decoded record's IDs
 	last   []byte        // the cursor kept for the resumed stream
+	out    []byte        // a rewritten body chunk (sseJob)
 	lines  int           // line ends, header bytes and records seen, so the work is not optimized away
 }
 
@@ -134,8 +138,7 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) types.Action {
 		if err != nil {
 			return types.ActionContinue
 		}
-		p.lines += bytes.Count(chunk, []byte{'\n'})
-		_ = proxywasm.ReplaceHttpResponseBody(chunk)
+		_ = proxywasm.ReplaceHttpResponseBody(p.sseJob(chunk))
 	}
 	if eos && h.hasSession {
 		p.tails[0] = cursor.Tail{Stream: 1, Transport: cursor.TransportHTTP, LastID: "e-1041", PrevID: "e-1040", Acked: true}
@@ -145,4 +148,46 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) types.Action {
 		_ = proxywasm.SetSharedData(p.sharedKey(&h.session), p.record, 0)
 	}
 	return types.ActionContinue
+}
+
+var (
+	idLine   = []byte("id: ")
+	dataLine = []byte("data: ")
+)
+
+// sseJob is the least an SSE chunk needs done (issue 24): every line found,
+// an id line's value given the transport's tag, and each event with an ID
+// classified as the kind its cursor needs (sse.ResponseKind on its first
+// data line: minting cannot skip it). Lines end at '\n' only, and a line the
+// chunk's end cuts passes untouched: a floor, not a reader. The result is
+// p.out, reused.
+func (p *pluginContext) sseJob(chunk []byte) []byte {
+	out := p.out[:0]
+	var data []byte
+	hasID := false
+	for len(chunk) > 0 {
+		e := bytes.IndexByte(chunk, '\n')
+		if e < 0 {
+			out = append(out, chunk...)
+			break
+		}
+		line := chunk[:e+1]
+		chunk = chunk[e+1:]
+		switch {
+		case e == 0: // an empty line dispatches the event
+			if hasID {
+				p.lines += int(sse.ResponseKind(nil, data, false))
+			}
+			data, hasID = nil, false
+		case bytes.HasPrefix(line, idLine):
+			out = append(append(out, "id: http:"...), line[len(idLine):]...)
+			hasID = true
+			continue
+		case data == nil && bytes.HasPrefix(line, dataLine):
+			data = line[len(dataLine):e]
+		}
+		out = append(out, line...)
+	}
+	p.out = out
+	return out
 }
