@@ -257,6 +257,15 @@ func TestDebugDecisionLinesOnlyWhenWritten(t *testing.T) {
 			if !strings.Contains(strings.Join(h.d.logs(logInfo), "\n"), "decision=reinit:cross_transport") {
 				t.Error("a refusal was not logged at info")
 			}
+			// Legacy reconnects without a session read no clock: the level
+			// is not asked again for each.
+			asks := host.HostCalls()["proxy_get_log_level"]
+			for range 5 {
+				h.request("GET", "/sse", [2]string{"last-event-id", "sse:e-2"})
+			}
+			if n := host.HostCalls()["proxy_get_log_level"] - asks; n > 1 {
+				t.Errorf("5 clockless resumes asked the log level %d times, want at most 1", n)
+			}
 		})
 	}
 }

@@ -40,7 +40,7 @@ import (
 // readOrder chooses the order of a path-matched request's header reads:
 // the map first while most recent requests were guarded, :path first
 // otherwise (also at the start). Its state is one saturating score: a
-// change of traffic turns it within readOrderSpan requests.
+// change of traffic turns it within readOrderSpan+1 requests.
 type readOrder struct{ score int8 }
 
 // readOrderSpan bounds readOrder's score both ways.
@@ -85,7 +85,14 @@ func routeHeaders(p *pluginContext) (t cursor.Transport, h requestHeaders, ok bo
 			path, ok = scanRequestHeaders(pairs, p.cfg.PrincipalHeader, &h)
 		}
 		if !ok {
-			return cursor.TransportNone, h, false
+			// Whether the request is guarded decides whether this counts
+			// as a fail-open, as in the other order: ask :path alone.
+			var err error
+			if path, err = proxywasm.GetHttpRequestHeader(":path"); err != nil && err != types.ErrorStatusNotFound {
+				return cursor.TransportNone, h, false
+			}
+			t = p.cfg.Match(routeName, path)
+			return t, h, t == cursor.TransportNone
 		}
 		t = p.cfg.Match(routeName, path)
 		p.order.saw(t != cursor.TransportNone)

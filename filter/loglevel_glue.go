@@ -7,12 +7,23 @@ import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 // debugLogged reports whether the host writes debug lines, so that a line
 // it would drop is not built: its level (proxy_get_log_level, through the
 // ABI glue), asked at most once per second of now, the clock a resume reads
-// anyway (now 0: not read, asked). A host that cannot say gets the line.
+// anyway, or, for decisions made without reading the clock (now 0: a legacy
+// reconnect without a session), once per unclockedAsks of them. A host that
+// cannot say gets the line.
 func (p *pluginContext) debugLogged(now uint32) bool {
-	if now == 0 || now != p.logLevelAt {
-		level, err := proxywasm.GetLogLevel()
-		p.debugOn = err != nil || level <= proxywasm.LogLevelDebug
-		p.logLevelAt = now
+	switch {
+	case now != 0 && now == p.logLevelAt:
+		return p.debugOn
+	case now == 0 && p.logLevelAt != 0 && p.unclocked < unclockedAsks:
+		p.unclocked++
+		return p.debugOn
 	}
+	level, err := proxywasm.GetLogLevel()
+	p.debugOn = err != nil || level <= proxywasm.LogLevelDebug
+	p.logLevelAt, p.unclocked = max(now, 1), 0
 	return p.debugOn
 }
+
+// unclockedAsks bounds the decisions without a clock reading that reuse the
+// host's log level between two asks.
+const unclockedAsks = 1024

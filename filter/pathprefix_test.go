@@ -146,3 +146,29 @@ func TestReadOrderTurnsWithTheTraffic(t *testing.T) {
 		t.Fatal("still map first after a run of unguarded requests")
 	}
 }
+
+// TestReadOrderCountsFailOpenAlike: a header map the host hands over
+// broken counts as a fail-open only for a guarded request, whichever order
+// the reads are in: with the map read first (after guarded traffic), an
+// unguarded request whose map is broken passes quietly, as it does when
+// :path comes first and the map is never read for it.
+func TestReadOrderCountsFailOpenAlike(t *testing.T) {
+	onlyDriver(t, wasm, func(t *testing.T, h *harness) {
+		h.start(testConfig)
+		host := h.d.(*wasmDriver).host
+		for i := range 2 * readOrderSpan {
+			h.request("POST", "/mcp", [2]string{"mcp-session-id", "prime-" + strconv.Itoa(i)})
+		}
+		host.SetHeaderMapPairsFault(func(ptr, size, memSize uint32) (uint32, uint32) { return memSize - 8, size })
+		defer host.SetHeaderMapPairsFault(nil)
+		before := h.counter("fail_open_total")
+		h.request("GET", "/api/orders")
+		if got := h.counter("fail_open_total"); got != before {
+			t.Fatalf("an unguarded request with a broken map counted %d fail-opens, want 0", got-before)
+		}
+		h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-1"})
+		if got := h.counter("fail_open_total"); got != before+1 {
+			t.Fatalf("a guarded request with a broken map counted %d fail-opens, want 1", got-before)
+		}
+	})
+}

@@ -41,9 +41,11 @@ type pluginContext struct {
 	held    []byte // a copy of the rewriter's held-back bytes during a body callback
 	logBuf  []byte // decision log lines (logDecision)
 	// debugOn is whether the host wrote debug lines when its level was last
-	// asked, at logLevelAt (debugLogged).
+	// asked, at logLevelAt (1 when asked without a clock reading);
+	// unclocked counts the decisions without one since (debugLogged).
 	debugOn    bool
 	logLevelAt uint32
+	unclocked  int
 	rewriters  []*sse.Rewriter      // free list, reused across streams
 	tails      []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
 	contexts   []*httpContext       // free list of stream contexts whose stream ended

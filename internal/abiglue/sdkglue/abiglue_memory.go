@@ -274,7 +274,10 @@ var tryingMap, mapRefused bool
 // beginMapRead returns true, and the caller must pass that to endMapRead
 // right after the host call.
 func beginMapRead(t MapType) (trying bool) {
-	if uint32(t) < mapTypes && mapBound[t] != 0 {
+	if uint32(t) >= mapTypes {
+		return false // no size to ask for (gRPC metadata, call responses): read as it is
+	}
+	if mapBound[t] != 0 {
 		reserveForMap(t)
 		return false
 	}
