@@ -43,12 +43,12 @@ func (r *Rewriter) flushHeld() {
 		case len(line) > 0 && idField && !ignored:
 			// A valid or empty id value in the current line overrides the
 			// held one, which goes out before it, at a line start.
-			r.appendPend(cursor.KindOther, nil, line[0])
+			r.appendPend(cursor.KindOther, nil)
 		case len(line) > 0:
-			r.appendPend(k, r.prev, line[0])
+			r.appendPend(k, r.prev)
 		default:
 			r.eosLineStart()
-			r.appendPend(k, r.prev, 0)
+			r.appendPend(k, r.prev)
 		}
 	}
 	if isID {
@@ -140,17 +140,10 @@ func (r *Rewriter) overflow(chunk []byte, at int) {
 	}
 	line := r.hold[r.pend.n:]
 	if r.pend.on {
-		var next byte
-		switch {
-		case len(line) > 0:
-			next = line[0]
-		case at < len(chunk):
-			next = chunk[at]
-		}
 		// Tagged prefix+id: the line that overflows is a later id line,
 		// which overrides it, or an event type too long to be "message",
 		// whose event is no JSON-RPC message.
-		r.appendPend(cursor.KindOther, nil, next)
+		r.appendPend(cursor.KindOther, nil)
 	}
 	r.out = append(r.out, line...)
 	r.out = append(r.out, chunk[at:]...)

@@ -32,7 +32,7 @@ func (r *Rewriter) idField(p int) int {
 	case len(v) == 0: // resets the last event ID
 		if r.pend.on {
 			r.flushTo(p)
-			r.flushPend('i')
+			r.flushPend()
 			r.edited = true
 		}
 		r.id.clear()
@@ -53,7 +53,7 @@ func (r *Rewriter) wholeID(p, vs, e int) {
 	if r.pend.on {
 		// Overridden by this one, it goes out where this one starts.
 		r.flushTo(p)
-		r.flushPend('i')
+		r.flushPend()
 		r.edited = true
 	}
 	switch {
@@ -90,7 +90,7 @@ func (r *Rewriter) endIDValue(eol byte) (held bool) {
 	switch {
 	case len(v) == 0: // "id", "id:", "id: " reset the last event ID
 		if r.pend.on {
-			r.appendPend(cursor.KindOther, nil, line[0])
+			r.appendPend(cursor.KindOther, nil)
 		}
 		r.out = append(r.out, line...)
 		r.hold = r.hold[:0]
@@ -101,7 +101,7 @@ func (r *Rewriter) endIDValue(eol byte) (held bool) {
 		r.out = append(r.out, line...)
 		r.hold = r.hold[:r.pend.n]
 	case r.pend.on: // overridden by this one, at its place
-		r.appendPend(cursor.KindOther, nil, line[0])
+		r.appendPend(cursor.KindOther, nil)
 		r.dropPend()
 		return r.endIDValue(eol)
 	case r.holds():
@@ -187,45 +187,37 @@ func (r *Rewriter) pendLF() {
 }
 
 // appendPend appends the held id line to the output with its value tagged:
-// cursor.AppendMinted with kind k and previous ID prev. next is the byte
-// that follows it in the output (0: none).
-func (r *Rewriter) appendPend(k cursor.EventKind, prev []byte, next byte) {
+// cursor.AppendMinted with kind k and previous ID prev, its line ending as
+// it came. (A held line never ends with a lone '\r' that a '\n' could join
+// where it goes: a '\r' no '\n' follows writes it out at once, loneCR.)
+func (r *Rewriter) appendPend(k cursor.EventKind, prev []byte) {
 	line := r.pendBytes()
-	id, eol := line[r.pend.val:r.pend.end], line[r.pend.end:]
+	id := line[r.pend.val:r.pend.end]
 	r.tagged++
 	r.out = append(r.out, line[:r.pend.val]...)
-	if !cursor.NeedsMint(id, k) && (next != '\n' || eol[0] != '\r' || len(eol) > 1) {
+	if !cursor.NeedsMint(id, k) {
 		// prefix+id and the line ending as they are: most events.
 		r.out = appendShort(r.out, r.prefix)
 		r.out = append(r.out, line[r.pend.val:]...)
 		return
 	}
 	r.out = cursor.AppendMinted(r.out, r.t, id, prev, k)
-	r.out = appendEOL(r.out, eol, next)
+	r.out = append(r.out, line[r.pend.end:]...)
 }
 
 // flushPend appends the held id line tagged prefix+id and forgets it; the
 // current line is not held.
-func (r *Rewriter) flushPend(next byte) {
-	r.appendPend(cursor.KindOther, nil, next)
+func (r *Rewriter) flushPend() {
+	r.appendPend(cursor.KindOther, nil)
 	r.dropPend()
 }
 
-// appendEOL appends the line ending eol of a moved id line: a lone '\r'
-// right before a '\n' becomes '\n', or the two would end one line.
-func appendEOL(out, eol []byte, next byte) []byte {
-	if next == '\n' && len(eol) == 1 && eol[0] == '\r' {
-		return append(out, '\n')
-	}
-	return append(out, eol...)
-}
-
-// dispatchHeld dispatches the event at an empty line whose first byte is
-// next, appending its held id line, minted, to the output.
-func (r *Rewriter) dispatchHeld(next byte) {
+// dispatchHeld dispatches the event at an empty line, appending its held id
+// line, minted, to the output.
+func (r *Rewriter) dispatchHeld() {
 	k := r.dispatch()
 	line := r.pendBytes()
-	r.appendPend(k, r.prev, next)
+	r.appendPend(k, r.prev)
 	r.prev = append(r.prev[:0], line[r.pend.val:r.pend.end]...)
 	r.dropPend()
 }

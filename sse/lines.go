@@ -51,7 +51,7 @@ func (r *Rewriter) lines(p int) int {
 		case lineEmpty:
 			if r.pend.on {
 				r.flushTo(p)
-				r.dispatchHeld(c)
+				r.dispatchHeld()
 			} else {
 				r.dispatch()
 			}
@@ -89,7 +89,7 @@ func (r *Rewriter) loneCR(p int) {
 	if r.pend.cr {
 		r.pend.cr = false
 		r.flushTo(p)
-		r.flushPend(r.chunk[p])
+		r.flushPend()
 		r.edited = true
 	}
 }
@@ -114,7 +114,7 @@ func (r *Rewriter) otherLine(p int) int {
 	if r.chunk[p] == bom[0] && r.pend.on && !r.wrote && len(r.out) == r.start && r.fwd == p {
 		// The held id line is the stream's first: if it moved, a BOM here
 		// would lead the stream and be skipped. It goes out first, tagged.
-		r.flushPend(bom[0])
+		r.flushPend()
 		r.edited = true
 	}
 	e := nextEOL(r.chunk, p+1, &r.crAt)

@@ -24,20 +24,15 @@ type heldModel struct {
 func (h *heldModel) id() []byte { return h.line[h.val:h.end] }
 
 // appendTo appends the line to out with its value replaced by tagged
-// (nil: as it came); next is the byte after it in the output (0: none). A
-// lone '\r' ending right before a '\n' becomes '\n'.
-func (h *heldModel) appendTo(out, tagged []byte, next byte) []byte {
+// (nil: as it came) and its line ending as it came.
+func (h *heldModel) appendTo(out, tagged []byte) []byte {
 	out = append(out, h.line[:h.val]...)
 	if tagged == nil {
 		out = append(out, h.id()...)
 	} else {
 		out = append(out, tagged...)
 	}
-	if eol := h.line[h.end:]; string(eol) == "\r" && next == '\n' {
-		return append(out, '\n')
-	} else {
-		return append(out, eol...)
-	}
+	return append(out, h.line[h.end:]...)
 }
 
 // expandMint models a minting Rewriter on a whole input: the last valid
@@ -70,13 +65,13 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 		hasData bool
 		id      []byte // the event's ID, if any
 	)
-	minted := func(k cursor.EventKind, next byte) {
-		want = pend.appendTo(want, cursor.AppendMinted(nil, tr, pend.id(), []byte(prev), k), next)
+	minted := func(k cursor.EventKind) {
+		want = pend.appendTo(want, cursor.AppendMinted(nil, tr, pend.id(), []byte(prev), k))
 		tagged++
 		pend = nil
 	}
-	plain := func(next byte) {
-		want = pend.appendTo(want, cursor.AppendMinted(nil, tr, pend.id(), nil, cursor.KindOther), next)
+	plain := func() {
+		want = pend.appendTo(want, cursor.AppendMinted(nil, tr, pend.id(), nil, cursor.KindOther))
 		tagged++
 		pend = nil
 	}
@@ -100,12 +95,6 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 	sawLoneCR := false // a line before this one ended with a lone '\r', a byte other than '\n' after it
 	eventKind := func() cursor.EventKind {
 		return wantMintKind(refEvent{Type: typ, Data: string(bytes.TrimSuffix(data, []byte("\n")))})
-	}
-	nextByte := func(j int) byte {
-		if j < len(in) {
-			return in[j]
-		}
-		return 0
 	}
 	for i < len(in) {
 		if afterCR && in[i] != '\n' {
@@ -138,17 +127,17 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 				if lineEnd == len(in) {
 					want = eosLineStart(want, terminated, terminated && in[end] == '\r' && lineEnd == end+1)
 				}
-				plain(nextByte(lineEnd))
+				plain()
 				return append(want, in[lineEnd:]...), i, tagged
 			}
 			if pend != nil {
-				plain(in[i])
+				plain()
 			}
 			return append(want, in[i:]...), i, tagged
 		}
 		if pend != nil && len(want) == 0 && len(line) > 0 && line[0] == 0xEF {
 			// Moved, the held first line would let a BOM lead the stream.
-			plain(line[0])
+			plain()
 		}
 		if !terminated {
 			// The stream ends inside this line, in an event that the Go
@@ -167,9 +156,9 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 			if s := string(line); s == "i" || s == "id" || hasColon && string(name) == "id" {
 				idField := hasColon && bytes.IndexByte(value, 0) < 0
 				if pend != nil && idField {
-					plain(in[i]) // overridden (or reset) by this line
+					plain() // overridden (or reset) by this line
 				} else if pend != nil {
-					minted(k, in[i])
+					minted(k)
 				}
 				if idField && len(value) > 0 {
 					want = append(want, line[:valueAt]...)
@@ -182,7 +171,7 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 			want = append(want, line...)
 			if pend != nil {
 				want = eosLineStart(want, false, false)
-				minted(k, 0)
+				minted(k)
 			}
 			return want, overflowAt, tagged
 		}
@@ -192,7 +181,7 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 			if pend != nil {
 				d := string(bytes.TrimSuffix(data, []byte("\n")))
 				k := wantMintKind(refEvent{HasID: true, Type: typ, Data: d, HasData: hasData})
-				want = pend.appendTo(want, cursor.AppendMinted(nil, tr, pend.id(), []byte(prev), k), in[i])
+				want = pend.appendTo(want, cursor.AppendMinted(nil, tr, pend.id(), []byte(prev), k))
 				tagged++
 				pend = nil
 			}
@@ -202,12 +191,12 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 			typ, data, hasData, id = "", nil, false, nil
 		case isID && len(value) == 0:
 			if pend != nil {
-				plain(in[i])
+				plain()
 			}
 			id = nil
 		case isID && bytes.IndexByte(value, 0) < 0:
 			if pend != nil {
-				plain(in[i])
+				plain()
 			}
 			if loneEnd := in[end] == '\r' && lineEnd == end+1 && lineEnd < len(in); bomLine || sawLoneCR || loneEnd {
 				// Not a line of its own for the Go SDK: tagged in place.
@@ -246,7 +235,7 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 		if afterCR {
 			want = append(want, '\n')
 		}
-		minted(eventKind(), 0)
+		minted(eventKind())
 	}
 	return want, overflowAt, tagged
 }

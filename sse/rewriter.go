@@ -132,8 +132,9 @@ func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
 //     discard and the Go SDK's dispatches) gets its held id line, minted,
 //     as a line of its own after its last byte; a last line cut by the end
 //     is ended first (see flushHeld);
-//   - a held id line ended by a lone '\r' that lands right before a '\n'
-//     ends with '\n' instead, so that the two do not read as one "\r\n";
+//   - an id line a lone '\r' ends, and every id line after the stream's
+//     first lone '\r', stays in place, tagged prefix+id (the Go SDK's
+//     reader ends lines at '\n' only: a move would glue lines for it);
 //   - an id line that starts the stream stays in place, tagged prefix+id,
 //     when the next line starts with a BOM's first byte (moved, a BOM
 //     there would lead the stream, and a client would skip it), or when it

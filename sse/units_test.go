@@ -116,15 +116,14 @@ func TestIDLineStage(t *testing.T) {
 		}
 	}
 	// A held line goes out at dispatch with its value minted and its own
-	// line ending, or '\n' for a lone '\r' right before a '\n'.
-	r := stageRewriter(cursor.TransportHTTP, true, []byte("id: a\r"))
-	r.idField(0)
-	r.appendPend(cursor.KindResponse, []byte("p"), '\n')
-	if string(r.out) != "id: http:~1r1.0.ap\n" {
-		t.Fatalf("appendPend: %q", r.out)
-	}
-	if got := string(appendEOL(nil, []byte("\r"), '\r')); got != "\r" {
-		t.Fatalf("appendEOL lone CR before CR: %q", got)
+	// line ending.
+	for _, eol := range []string{"\n", "\r\n"} {
+		r := stageRewriter(cursor.TransportHTTP, true, []byte("id: a"+eol))
+		r.lines(0) // the id line, then a '\n' completing its "\r\n"
+		r.appendPend(cursor.KindResponse, []byte("p"))
+		if string(r.out) != "id: http:~1r1.0.ap"+eol {
+			t.Fatalf("appendPend of a line ended %q: %q", eol, r.out)
+		}
 	}
 }
 
