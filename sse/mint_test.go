@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/whatwgsse"
 )
 
 // This file holds the oracle of minting (SetMint): an independent
@@ -323,7 +324,7 @@ func checkClientView(t testing.TB, tr cursor.Transport, prev string, in, out []b
 	// (events from fromLoneCR on may have theirs in place).
 	bomFirst := bytes.HasPrefix(in, []byte("\ufeff"))
 	fromLoneCR := len(ref) + 1
-	if at := loneCRAt(in); at >= 0 {
+	if at := whatwgsse.LoneCR(in); at >= 0 {
 		fromLoneCR = len(refParse(in[:at+1]))
 	}
 	last := "" // the client's last event ID
@@ -350,17 +351,6 @@ func checkClientView(t testing.TB, tr cursor.Transport, prev string, in, out []b
 			t.Fatalf("in %q: output %q: event %d = %+v, want %+v", in, out, i, got[i], w)
 		}
 	}
-}
-
-// loneCRAt returns the offset of the first '\r' of b that a byte other
-// than '\n' follows, or -1.
-func loneCRAt(b []byte) int {
-	for i := 0; i+1 < len(b); i++ {
-		if b[i] == '\r' && b[i+1] != '\n' {
-			return i
-		}
-	}
-	return -1
 }
 
 // checkNoByteLost checks that the dispatched events of out are those of in

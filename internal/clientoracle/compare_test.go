@@ -197,7 +197,7 @@ func compareKinds(c *Case, up, gd []byte, elsewhere func(k int, id string) strin
 	}
 	prev := ""
 	fromLoneCR := len(um) // the first event whose id line may stay in place, after a lone CR
-	if at := loneCRAt(up); at >= 0 {
+	if at := whatwgsse.LoneCR(up); at >= 0 {
 		fromLoneCR = len(whatwgsse.Parse(up[:at+1]).Dispatches)
 	}
 	for i := range um {
@@ -232,17 +232,6 @@ func compareKinds(c *Case, up, gd []byte, elsewhere func(k int, id string) strin
 		}
 	}
 	return diffs, checked, results
-}
-
-// loneCRAt returns the offset of the first CR of b that a byte other than
-// LF follows, or -1.
-func loneCRAt(b []byte) int {
-	for i := 0; i+1 < len(b); i++ {
-		if b[i] == '\r' && b[i+1] != '\n' {
-			return i
-		}
-	}
-	return -1
 }
 
 // bomFirstID reports whether a stream's first line, after a BOM, is an id

@@ -138,3 +138,16 @@ func Parse(in []byte) Stream {
 	}
 	return out
 }
+
+// LoneCR returns the offset of the first '\r' of in that a byte other than
+// '\n' follows, or -1: the first line end only WHATWG readers see (the Go
+// SDK's reader ends lines at '\n' only). A '\r' that ends in is not one:
+// a '\n' may follow in more bytes.
+func LoneCR(in []byte) int {
+	for i := 0; i+1 < len(in); i++ {
+		if in[i] == '\r' && in[i+1] != '\n' {
+			return i
+		}
+	}
+	return -1
+}

@@ -47,3 +47,12 @@ func TestMessages(t *testing.T) {
 		t.Errorf("Messages = %+v, want the empty-data priming event and m", got)
 	}
 }
+
+// TestLoneCR: the first CR that no LF follows, a CR at the end excepted.
+func TestLoneCR(t *testing.T) {
+	for in, want := range map[string]int{"": -1, "a\r\nb\n": -1, "a\r": -1, "a\r\nb\rc": 4, "\r\r\n": 0, "x\r\r": 1} {
+		if got := LoneCR([]byte(in)); got != want {
+			t.Errorf("LoneCR(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
