@@ -8,7 +8,7 @@ import (
 // (config.Config.PrincipalHeader, "authorization" by default;
 // cursor.NoPrincipal without the header or with principal_header ""). It is
 // taken once, in the request-headers callback of every guarded request, from
-// the header map that callback scanned anyway (readRequestHeaders): that is
+// the header map that callback scanned anyway (readHeaderMap): that is
 // what the guard compares and what the upstream is asked to judge. It serves
 //
 //   - at the end of a stream whose tail is in shared data (OnHttpStreamDone),
