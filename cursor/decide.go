@@ -138,8 +138,9 @@ func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 		return Decision{Action: Reinit, Reason: ReasonUntagged}
 	}
 	var tail *Tail
+	var atLast bool // the cursor is the tail's last event, not its previous
 	if rec != nil {
-		tail = rec.find(t, id)
+		tail, atLast = rec.find(t, id)
 	}
 	if tail == nil {
 		if c.Minted && p.cursorInScope(c.Kind) {
@@ -150,7 +151,7 @@ func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 		}
 		return Decision{Action: ForwardCursor, Reason: ReasonUnknown, Cursor: id, Kind: c.Kind}
 	}
-	if tail.LastID != id || tail.Acked || !p.InScope(tail.LastKind) {
+	if !atLast || tail.Acked || !p.InScope(tail.LastKind) {
 		return Decision{Action: ForwardCursor, Reason: ReasonNormal, Cursor: id, Tail: tail, Kind: tail.LastKind}
 	}
 	// The drain race: the client resumes from an event the filter saw sent

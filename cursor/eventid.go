@@ -1,7 +1,5 @@
 package cursor
 
-import "strings"
-
 // Transport is the MCP transport a route serves, and the transport that minted
 // an event ID.
 type Transport uint8
@@ -80,11 +78,13 @@ func Tagged(t Transport, id string) string {
 //	"http:sse:x"    → TransportHTTP, "sse:x"  (only one tag is ever removed)
 //	"e-104"         → TransportNone, "e-104"
 func SplitTagged(cursor string) (Transport, string) {
-	if rest, ok := strings.CutPrefix(cursor, PrefixSSE); ok {
-		return TransportSSE, rest
-	}
-	if rest, ok := strings.CutPrefix(cursor, PrefixHTTP); ok {
-		return TransportHTTP, rest
+	// Written to inline (strings.CutPrefix twice does not): every resume
+	// parses its cursor.
+	switch c := cursor; {
+	case len(c) >= len(PrefixSSE) && c[:len(PrefixSSE)] == PrefixSSE:
+		return TransportSSE, c[len(PrefixSSE):]
+	case len(c) >= len(PrefixHTTP) && c[:len(PrefixHTTP)] == PrefixHTTP:
+		return TransportHTTP, c[len(PrefixHTTP):]
 	}
 	return TransportNone, cursor
 }

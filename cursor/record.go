@@ -168,15 +168,23 @@ func (r *Record) tailIndex(stream uint32) int {
 }
 
 // find returns the newest tail of transport t whose last or previous event ID
-// is id, or nil. An empty PrevID means "no previous event" and matches nothing.
-func (r *Record) find(t Transport, id string) *Tail {
+// is id, or nil, and whether it is the last one (the caller need not compare
+// the IDs again). An empty PrevID means "no previous event" and matches
+// nothing.
+func (r *Record) find(t Transport, id string) (tl *Tail, last bool) {
 	for i := range r.Tails {
 		tl := &r.Tails[i]
-		if tl.Transport == t && (tl.LastID == id || tl.PrevID != "" && tl.PrevID == id) {
-			return tl
+		if tl.Transport != t {
+			continue
+		}
+		if tl.LastID == id {
+			return tl, true
+		}
+		if tl.PrevID != "" && tl.PrevID == id {
+			return tl, false
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // encodedLen bounds len(r.AppendEncode(nil)) with every tail kept (exact

@@ -592,6 +592,7 @@ func FuzzDecode(f *testing.F) {
 		// record with every tail set, agrees with Decode and keeps nothing
 		// of b: its IDs are copies.
 		var s Store
+		s.scratch(0)
 		s.decode(0, fullEnc)
 		sok, serr := s.decode(0, b)
 		if sok != ok || (serr == nil) != (err == nil) || ok && !recordsEqual(*s.scratch(0), r) {

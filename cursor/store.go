@@ -17,8 +17,8 @@ type SharedData interface {
 
 // Errors a SharedData implementation returns.
 var (
-	ErrNotFound    = errors.New("cursor: shared data key not found")
-	ErrCASMismatch = errors.New("cursor: shared data CAS mismatch")
+	ErrNotFound    error = notFoundError{}
+	ErrCASMismatch       = errors.New("cursor: shared data CAS mismatch")
 	// ErrContention is returned when a record could not be updated within
 	// the retry budget because other workers kept changing it.
 	ErrContention = errors.New("cursor: watermark record kept changing under concurrent updates; gave up after 16 attempts")
@@ -172,25 +172,29 @@ func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
 	return sl, nil
 }
 
-// decode decodes value v into the scratch record of candidate c. The IDs
-// are copied into the candidate's own buffer first, so they outlive v (host
-// memory may be reused by the next host call) until the next decode of c.
+// decode decodes value v into the scratch record of candidate c, whose
+// buffers the caller made (scratch). The IDs are copied into the
+// candidate's own buffer first, so they outlive v (host memory may be
+// reused by the next host call) until the next decode of c.
 func (s *Store) decode(c int, v []byte) (ok bool, err error) {
 	d := &s.recs[c]
-	s.scratch(c)
 	ok, d.text, err = d.rec.DecodeInto(v, d.text[:0])
-	return ok, err
+	return
 }
 
 // scratch returns the scratch record of candidate c, its buffers made on
-// first use.
+// first use (by makeScratch: scratch itself stays small enough to inline).
 func (s *Store) scratch(c int) *Record {
 	d := &s.recs[c]
 	if d.text == nil {
-		d.rec.Tails = make([]Tail, 0, MaxTails+1) // +1: Observe appends before it evicts
-		d.text = make([]byte, 0, decodedTextBytes)
+		d.makeScratch()
 	}
 	return &d.rec
+}
+
+func (d *decoded) makeScratch() {
+	d.rec.Tails = make([]Tail, 0, MaxTails+1) // +1: Observe appends before it evicts
+	d.text = make([]byte, 0, decodedTextBytes)
 }
 
 // stillOurs reports whether key still holds the value just written from
@@ -233,7 +237,7 @@ func (s *Store) LoadAs(k SessionKey, p Principal, now uint32) (rec *Record, know
 		if err != nil {
 			return nil, false, err
 		}
-		if sl.filled && sl.rec.Session == k {
+		if sl.filled && sl.rec.Session.is(k) {
 			sl.rec.Tombstoned = dead
 			return sl.rec, found || sl.rec.HasOwner && sl.rec.Owner == p, nil
 		}
@@ -265,8 +269,8 @@ func (s *Store) Update(k SessionKey, now uint32, create bool, change func(*Recor
 		}
 		target := &sa
 		switch {
-		case sa.filled && sa.rec.Session == k:
-		case sb.filled && sb.rec.Session == k:
+		case sa.filled && sa.rec.Session.is(k):
+		case sb.filled && sb.rec.Session.is(k):
 			target = &sb
 		case !create:
 			return nil
@@ -289,11 +293,19 @@ func (s *Store) Update(k SessionKey, now uint32, create bool, change func(*Recor
 	return ErrContention
 }
 
-// isNotFound reports whether err is ErrNotFound. The direct comparison
-// settles the common case — a SharedData returns the sentinel itself — without
-// errors.Is's reflection, on a path every request with a session takes.
+// notFoundError is ErrNotFound's type: a type of its own, so that
+// isNotFound settles the common case (a SharedData returns the sentinel
+// itself) with a type check, which compiles to one comparison, where
+// comparing two error values is a runtime call in the VM, on a path every
+// request with a session takes.
+type notFoundError struct{}
+
+func (notFoundError) Error() string { return "cursor: shared data key not found" }
+
+// isNotFound reports whether err is ErrNotFound or wraps it.
 func isNotFound(err error) bool {
-	return err == ErrNotFound || err != nil && errors.Is(err, ErrNotFound)
+	_, ok := err.(notFoundError)
+	return ok || err != nil && errors.Is(err, ErrNotFound)
 }
 
 // errRetry tells a read-modify-write loop that its write lost to another
@@ -358,7 +370,7 @@ func (s *Store) free(i uint32, k SessionKey, now uint32) error {
 
 // holds reports whether value v of a record slot is a live record of k.
 func (s *Store) holds(v []byte, k SessionKey, now uint32) bool {
-	ok, err := s.decode(0, v)
 	rec := s.scratch(0)
-	return err == nil && ok && rec.Session == k && !rec.Expired(now, s.TTL)
+	ok, err := s.decode(0, v)
+	return err == nil && ok && rec.Session.is(k) && !rec.Expired(now, s.TTL)
 }

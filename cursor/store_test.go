@@ -976,3 +976,22 @@ func TestStoreLoadOwnsItsRecord(t *testing.T) {
 		t.Errorf("Load makes %v heap allocations, want 0", n)
 	}
 }
+
+// TestIsNotFound: the sentinel itself and a wrapped one are a miss; another
+// error with the same text, and no error, are not.
+func TestIsNotFound(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{ErrNotFound, true},
+		{fmt.Errorf("host: %w", ErrNotFound), true},
+		{errors.New(ErrNotFound.Error()), false},
+		{ErrCASMismatch, false},
+		{nil, false},
+	} {
+		if got := isNotFound(c.err); got != c.want {
+			t.Errorf("isNotFound(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}

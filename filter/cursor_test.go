@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 )
@@ -267,6 +268,47 @@ func TestDebugDecisionLinesOnlyWhenWritten(t *testing.T) {
 				t.Errorf("5 clockless resumes asked the log level %d times, want at most 1", n)
 			}
 		})
+	}
+}
+
+// TestDebugLevelRaisedWhileRunning: through the .wasm, a host whose level is
+// raised to debug while the VM runs (Envoy's POST /logging?wasm=debug)
+// gets the debug decision lines from the next second on: the level the
+// plugin asked stands for the rest of its second, and not longer. Resumes
+// within that second make no further ask.
+func TestDebugLevelRaisedWhileRunning(t *testing.T) {
+	h := (&harness{t: t, kind: wasm, vms: 1}).withHostLogLevel("info")
+	h.start(testConfig)
+	host := h.d.(*wasmDriver).host
+	h.toolCall("s-1", "e-1", "e-2", false)
+	stripped := func() int {
+		return strings.Count(strings.Join(h.d.logs(logDebug), "\n"), "decision=stripped")
+	}
+	resume := func() {
+		t.Helper()
+		if reason, _ := h.resume("s-1", "http:e-2"); reason != "" {
+			t.Fatalf("resume refused: %s", reason)
+		}
+	}
+	// Start right after a second begins, so that the resumes below share it.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+	asks := host.HostCalls()["proxy_get_log_level"]
+	resume()
+	if err := host.SetLogLevel("debug"); err != nil {
+		t.Fatal(err)
+	}
+	resume()
+	resume()
+	if n := host.HostCalls()["proxy_get_log_level"] - asks; n != 1 {
+		t.Errorf("3 resumes within one second asked the log level %d times, want 1", n)
+	}
+	if n := stripped(); n != 0 {
+		t.Errorf("%d debug lines in the second the level was info, want 0", n)
+	}
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+	resume()
+	if n := stripped(); n != 1 {
+		t.Errorf("%d debug lines once the level was debug for a new second, want 1", n)
 	}
 }
 

@@ -179,7 +179,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now u
 			// untagged_cursor: passthrough; when this stops moving, the
 			// rollout window is over.
 			p.metrics.untaggedPassthrough.inc()
-			h.logDecision(d, resume, now)
+			h.passed(&d, now)
 		}
 		return types.ActionContinue
 	case cursor.ForwardCursor:
@@ -192,19 +192,19 @@ func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now u
 		// a copy in its own buffer (the cursor aliases the request
 		// header block, or the store's scratch record when rewound).
 		h.tail = p.getTail()
-		h.tail.Reset(newStreamID(), h.transport)
+		h.tail.Reset(p.nonces.next(), h.transport)
 		h.tail.Resume(d.Cursor)
 		p.metrics.cursorsStripped.inc()
 		if d.Rewound {
 			p.metrics.rewinds.inc()
 		}
-		h.logDecision(d, resume, now)
+		h.passed(&d, now)
 		return types.ActionContinue
 	}
 
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
-	h.logDecision(d, resume, now)
+	h.logDecision(&d, resume, now)
 	if h.hasSession && d.Tombstones() && h.known {
 		// Only a session the upstream served to this request's principal
 		// here is tombstoned, and only for that principal (principal.go).
@@ -227,15 +227,15 @@ func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now u
 }
 
 // logDecision writes the decision line of a judged request: every refusal at
-// info level, every resume (a request with a cursor) that passes at debug.
-// Requests without a cursor that pass are not logged: they are the ordinary
-// traffic. The line is built in the plugin's reused buffer: a resume
-// allocates nothing for it; and a debug line only when the host writes
-// them (debugLogged: Envoy's default info level does not). now is the
+// info level, every resume (a request with a cursor) that passes at debug,
+// and that line only when the host writes debug lines (debugLogged:
+// Envoy's default info level does not). Requests without a cursor that
+// pass are not logged: they are the ordinary traffic. The line is built in
+// the plugin's reused buffer: a resume allocates nothing for it. now is the
 // request's clock reading (0: none).
 //
 //	mcp-resume-guard: decision session=1a2b3c4d decision=rewound resume=true reason=drain_race from=cursor route_transport=http
-func (h *httpContext) logDecision(d cursor.Decision, resume bool, now uint32) {
+func (h *httpContext) logDecision(d *cursor.Decision, resume bool, now uint32) {
 	p := h.plugin
 	if d.Action != cursor.Reinit && !p.debugLogged(now) {
 		return // a debug line the host would drop
@@ -279,6 +279,17 @@ func (h *httpContext) logDecision(d cursor.Decision, resume bool, now uint32) {
 		// level writes nothing for them.
 		logDebugBytes(b)
 	}
+}
+
+// passed logs a decision that lets a resume pass (logDecision: only a
+// request with a cursor is logged when it passes), with no call when the
+// host's level, asked this second, drops debug lines (quietNext): it
+// inlines.
+func (h *httpContext) passed(d *cursor.Decision, now uint32) {
+	if now+1 == h.plugin.quietNext {
+		return
+	}
+	h.logDecision(d, true, now)
 }
 
 func (h *httpContext) countReinit(r cursor.Reason) {
@@ -404,7 +415,7 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	h.rw = p.getRewriter(h.transport)
 	if h.tail == nil {
 		h.tail = p.getTail()
-		h.tail.Reset(newStreamID(), h.transport)
+		h.tail.Reset(p.nonces.next(), h.transport)
 	} else {
 		// A resume's tail, holding the cursor it forwarded (apply): the
 		// stream's first event names it as its previous ID.
@@ -540,17 +551,18 @@ func (h *httpContext) OnHttpStreamDone() {
 		h.plugin.release(h)
 		return
 	}
+	if h.rw == nil {
+		// Only a resume's tail, its response not rewritten: release
+		// returns it with the context. Neither branch can panic, so no
+		// deferred recovery (which costs its own calls inside the VM).
+		h.plugin.release(h)
+		return
+	}
 	defer h.plugin.release(h) // runs last, after failOpen recovered
 	defer h.failOpen(nil)
 	p := h.plugin
 	t := h.tail
 	h.tail = nil
-	if h.rw == nil {
-		if t != nil { // a resume's tail, its response not rewritten
-			p.putTail(t)
-		}
-		return
-	}
 	p.putRewriter(h.rw)
 	h.rw = nil
 	if t.Written() {

@@ -21,6 +21,9 @@ func (p *pluginContext) debugLogged(now uint32) bool {
 	level, err := proxywasm.GetLogLevel()
 	p.debugOn = err != nil || level <= proxywasm.LogLevelDebug
 	p.logLevelAt, p.unclocked = max(now, 1), 0
+	if p.quietNext = 0; !p.debugOn && now != 0 {
+		p.quietNext = now + 1
+	}
 	return p.debugOn
 }
 

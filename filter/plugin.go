@@ -46,11 +46,17 @@ type pluginContext struct {
 	debugOn    bool
 	logLevelAt uint32
 	unclocked  int
-	rewriters  []*sse.Rewriter      // free list, reused across streams
-	tails      []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
-	contexts   []*httpContext       // free list of stream contexts whose stream ended
-	reinitAt   [8][]byte            // prebuilt re-initialization bodies by reason
-	now        func() uint32        // unix seconds; replaced in tests
+	// quietNext is 1 + the second of now at which the host answered that it
+	// drops debug lines, 0 when it did not (or was asked without a clock
+	// reading): one comparison tells passed that this second's debug line
+	// would be dropped (now+1 is never 0 before 2106).
+	quietNext uint32
+	nonces    streamNonces         // the streams' nonces in records
+	rewriters []*sse.Rewriter      // free list, reused across streams
+	tails     []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
+	contexts  []*httpContext       // free list of stream contexts whose stream ended
+	reinitAt  [8][]byte            // prebuilt re-initialization bodies by reason
+	now       func() uint32        // unix seconds; replaced in tests
 }
 
 // OnPluginStart implements types.PluginContext: it parses the configuration
@@ -78,7 +84,8 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 	p.cfg = cfg
 	p.matchByName, p.matchByPath = cfg.NeedsRouteName(), needsPath(&cfg)
 	p.metrics.define()
-	p.store = cursor.Store{Data: hostSharedData{}, Slots: uint32(cfg.MaxSessions), TTL: uint32(cfg.SessionTTLSeconds)}
+	p.nonces.seed()
+	p.store = cursor.Store{Data: &hostSharedData{}, Slots: uint32(cfg.MaxSessions), TTL: uint32(cfg.SessionTTLSeconds)}
 	for _, r := range []cursor.Reason{cursor.ReasonUnknown, cursor.ReasonUntagged, cursor.ReasonCrossTransport, cursor.ReasonDrainRace, cursor.ReasonTombstoned} {
 		p.reinitAt[r] = cursor.ReinitBody(r)
 	}
@@ -173,12 +180,28 @@ func (p *pluginContext) stored(err error, what string) {
 	}
 }
 
-// newStreamID returns a nonce naming one response stream in watermark
-// records; streams of every VM write the same records, so it is random.
-func newStreamID() uint32 {
-	for {
-		if id := rand.Uint32(); id != 0 {
-			return id
-		}
+// streamNonces hands out the nonces naming response streams in watermark
+// records. Streams of every VM (workers, replicas) write the same records,
+// so each VM's sequence starts at a random point; from there it steps by an
+// odd constant (a Weyl sequence), which visits all 2^32 values before it
+// repeats. No two streams of one VM share a nonce until 2^32 streams have
+// passed, and two VMs that served n streams each share one with a chance of
+// about 2n/2^32 (n independent draws each: n²/2^32). A step is one add,
+// where a draw from math/rand/v2 cost a resume ~800 instructions in the VM
+// (docs/performance.md).
+type streamNonces struct{ last uint32 }
+
+// nonceStep is the sequence's step: odd, so the sequence has period 2^32
+// (2^32 divided by the golden ratio, which spreads consecutive nonces).
+const nonceStep = 0x9e3779b9
+
+// seed starts the sequence at a random point.
+func (n *streamNonces) seed() { n.last = rand.Uint32() }
+
+// next returns the next nonce, never 0 (the zero tail's stream).
+func (n *streamNonces) next() uint32 {
+	if n.last += nonceStep; n.last == 0 {
+		n.last += nonceStep
 	}
+	return n.last
 }

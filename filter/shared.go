@@ -9,18 +9,23 @@ import (
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 )
 
-// hostSharedData is cursor.SharedData on proxy-wasm shared data.
+// hostSharedData is cursor.SharedData on proxy-wasm shared data. Its methods
+// have pointer receivers and the store holds a pointer: an interface call
+// on a value receiver goes through a generated wrapper, one more call in
+// the VM per read.
 type hostSharedData struct{}
 
-func (hostSharedData) Get(key []byte) ([]byte, uint32, error) {
-	v, cas, err := proxywasm.GetSharedData(keyString(key))
-	if err == types.ErrorStatusNotFound || err != nil && errors.Is(err, types.ErrorStatusNotFound) {
+// Get reads key (lookupSharedData: a missing key is cursor.ErrNotFound).
+func (*hostSharedData) Get(key []byte) ([]byte, uint32, error) {
+	v, cas, found, err := lookupSharedData(keyString(key))
+	if err == nil && !found {
 		return nil, 0, cursor.ErrNotFound
 	}
 	return v, cas, err
 }
 
-func (hostSharedData) Set(key, value []byte, cas uint32) error {
+// Set writes key (cursor.ErrCASMismatch when cas is no longer current).
+func (*hostSharedData) Set(key, value []byte, cas uint32) error {
 	err := proxywasm.SetSharedData(keyString(key), value, cas)
 	if errors.Is(err, types.ErrorStatusCasMismatch) {
 		return cursor.ErrCASMismatch

@@ -7,18 +7,26 @@ import (
 
 // Workloads and plugins CountedRun knows, by name.
 var (
-	countedWorkloads = map[string]func(*runner, *population) workload{
-		"request": requestWorkload, "resume": resumeWorkload, "unguarded": unguardedWorkload,
+	countedWorkloads = map[string]func(*runner, *population, Options) workload{
+		"request":   func(r *runner, p *population, _ Options) workload { return requestWorkload(r, p) },
+		"resume":    func(r *runner, p *population, _ Options) workload { return resumeWorkload(r, p) },
+		"unguarded": func(r *runner, p *population, _ Options) workload { return unguardedWorkload(r, p) },
+		"sse": func(r *runner, p *population, o Options) workload {
+			return sseWorkload(r, p, Chunks(SSEStream(o.StreamBytes, 1000, 1), ChunkBytes))
+		},
 	}
 	countedPlugins = map[string]func(*Wasm) ([]byte, string){
 		"guard":       func(w *Wasm) ([]byte, string) { return w.Guard, GuardConfig },
 		"floor":       func(w *Wasm) ([]byte, string) { return w.Floor, "" },
 		"passthrough": func(w *Wasm) ([]byte, string) { return w.Passthrough, "" },
+		"pathfloor":   func(w *Wasm) ([]byte, string) { return w.PathFloor, "" },
+		"copy":        func(w *Wasm) ([]byte, string) { return w.PassthroughCopy, "" },
 	}
 )
 
 // CountedRun runs n exchanges of workload ("request", "resume",
-// "unguarded") through plugin ("guard", "floor", "passthrough") after the
+// "unguarded", "sse": one benchmark stream) through plugin ("guard",
+// "floor", "passthrough", "pathfloor", "copy") after the
 // same seeding and one warm-up pass as the timed figures, the n exchanges
 // inside Counted alone: under valgrind --tool=callgrind
 // --zero-before='*bench.Counted' --dump-before='*bench.CountedDone' the
@@ -30,7 +38,7 @@ func CountedRun(ctx context.Context, w *Wasm, o Options, workloadName, plugin st
 	mk, ok := countedWorkloads[workloadName]
 	pick, ok2 := countedPlugins[plugin]
 	if !ok || !ok2 {
-		return fmt.Errorf("bench: count: want a workload of request, resume, unguarded and a plugin of guard, floor, passthrough; got %q and %q", workloadName, plugin)
+		return fmt.Errorf("bench: count: want a workload of request, resume, unguarded, sse and a plugin of guard, floor, passthrough, pathfloor, copy; got %q and %q", workloadName, plugin)
 	}
 	wasm, cfg := pick(w)
 	h, err := newHost(ctx, wasm, cfg, 1)
@@ -43,7 +51,7 @@ func CountedRun(ctx context.Context, w *Wasm, o Options, workloadName, plugin st
 	if err := pop.seed(r); err != nil {
 		return err
 	}
-	run := mk(r, pop)
+	run := mk(r, pop, o)
 	if _, err := run(len(pop.sessions)); err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ type Options struct {
 type Host struct {
 	opts     Options
 	log      *slog.Logger
-	level    LogLevel
+	level    atomic.Uint32 // a LogLevel: SetLogLevel changes it while VMs run
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	vms      []*VM
@@ -170,7 +170,8 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	h := &Host{opts: opts, log: logger, level: level, closed: make(chan struct{})}
+	h := &Host{opts: opts, log: logger, closed: make(chan struct{})}
+	h.level.Store(uint32(level))
 	h.shared.init()
 	h.metrics.init()
 
@@ -262,6 +263,18 @@ func (h *Host) WASIImports() []string {
 		}
 	}
 	return out
+}
+
+// SetLogLevel changes the level below which guest log lines are dropped, and
+// which proxy_get_log_level answers, while the VMs run: what Envoy's admin
+// endpoint does (POST /logging?wasm=debug). level is as Options.LogLevel.
+func (h *Host) SetLogLevel(level string) error {
+	l, err := parseLogLevel(level)
+	if err != nil {
+		return err
+	}
+	h.level.Store(uint32(l))
+	return nil
 }
 
 // Close stops the tick timers and releases every VM.

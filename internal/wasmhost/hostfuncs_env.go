@@ -113,7 +113,7 @@ func slogLevel(l LogLevel) slog.Level {
 // emit logs a guest message at level l unless it is below the host's level.
 func (vm *VM) emit(l LogLevel, msg string) {
 	h := vm.host
-	if l < h.level {
+	if l < LogLevel(h.level.Load()) {
 		return
 	}
 	var ctxID uint32
@@ -142,7 +142,7 @@ func proxyLog(vm *VM, mem api.Memory, st []uint64) {
 }
 
 func proxyGetLogLevel(vm *VM, mem api.Memory, st []uint64) {
-	if !mem.WriteUint32Le(u32(st, 0), uint32(vm.host.level)) {
+	if !mem.WriteUint32Le(u32(st, 0), vm.host.level.Load()) {
 		ret(st, StatusInvalidMemoryAccess)
 		return
 	}

@@ -1,0 +1,13 @@
+//go:build wasip1 && abiglue
+
+package main
+
+import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
+
+// lookupSharedData reads key through the ABI glue's
+// proxywasm.LookupSharedData (internal/abiglue/sdkglue/proxywasm): a
+// missing key is found false with a nil error, told apart without
+// comparing error values.
+func lookupSharedData(key string) (value []byte, cas uint32, found bool, err error) {
+	return proxywasm.LookupSharedData(key)
+}
