@@ -138,13 +138,19 @@ func AppendMinted(dst []byte, t Transport, id, prev []byte, k EventKind) []byte 
 	return append(dst, prev[shared:]...)
 }
 
+// forbiddenInCursor has bit b set for each byte b < 14 a cursor must not
+// hold: NUL, LF and CR.
+const forbiddenInCursor = 1<<0 | 1<<'\n' | 1<<'\r'
+
 // ParseCursor reads a client's Last-Event-ID in one pass without allocating
 // (every string in the result is a substring of c). ok is false when c holds
 // a CR, LF or NUL byte, which no cursor this guard minted can contain and
 // which must never be forwarded.
 func ParseCursor(c string) (cur Cursor, ok bool) {
 	for i := 0; i < len(c); i++ {
-		if b := c[i]; b == '\r' || b == '\n' || b == 0 {
+		// One comparison for the bytes a cursor is made of (all ≥ 14),
+		// where three per byte cost a resume ~300 instructions in the VM.
+		if b := c[i]; b < 14 && forbiddenInCursor>>b&1 != 0 {
 			return Cursor{ID: c}, false
 		}
 	}

@@ -147,3 +147,18 @@ func FuzzParseCursor(f *testing.F) {
 
 func trimOWS(s string) string   { return strings.TrimRight(s, " \t") }
 func trimSpace(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) }
+
+// TestParseCursorRefusesOnlyNULLFCR: of all 256 byte values, anywhere in a
+// cursor, exactly NUL, LF and CR make it invalid (tab, VT, FF and the other
+// controls are the upstream's to judge).
+func TestParseCursorRefusesOnlyNULLFCR(t *testing.T) {
+	for b := range 256 {
+		one := string([]byte{byte(b)})
+		for _, c := range []string{one, "http:e-" + one, one + "sse:x"} {
+			_, ok := ParseCursor(c)
+			if want := b != 0 && b != '\n' && b != '\r'; ok != want {
+				t.Errorf("ParseCursor(%q) ok = %v, want %v", c, ok, want)
+			}
+		}
+	}
+}

@@ -163,7 +163,10 @@ func (s *Store) TombstonesOf(k SessionKey) (*Tombstones, error) {
 	t := &s.tombs
 	t.n = 0
 	for p := v[1:]; len(p) >= tombEntryBytes && t.n < bucketEntries; p = p[tombEntryBytes:] {
-		if binary.LittleEndian.Uint64(p) == fp {
+		// The fingerprint's first byte before its eight: a full bucket of
+		// other sessions, which every request of a busy table scans, is
+		// then one comparison per entry.
+		if p[0] == byte(fp) && binary.LittleEndian.Uint64(p) == fp {
 			t.principal[t.n] = Principal(binary.LittleEndian.Uint64(p[8:]))
 			t.until[t.n] = binary.LittleEndian.Uint32(p[16:])
 			t.n++

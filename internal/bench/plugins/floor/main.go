@@ -7,8 +7,9 @@
 //
 // Per request it reads the request headers a guarded request is judged by
 // (:path, :method, last-event-id, mcp-session-id) the way the guard does —
-// the whole map in one host call, scanned in place (internal/headermap) —
-// and keeps the session's digest (cursor.KeyOf, as the guard does: no
+// the whole map in one host call, scanned in place (internal/headermap) —,
+// matches :path against the route's prefix (config.PathHasPrefix: a request
+// on another route is left alone) and keeps the session's digest (cursor.KeyOf, as the guard does: no
 // copy of the ID, no allocation). A request with a session asks shared
 // data once for a key that does not exist: the tombstone lookup every
 // request of a session needs, with a cursor or without (a terminated
@@ -17,9 +18,13 @@
 // also reads the session's shared-data value once, decodes it as the
 // watermark record it is (cursor.Record.DecodeInto, into reused memory: the
 // watermark the decision needs), reads the clock once (a record's expiry;
-// wasiclock, one WASI call), keeps a copy of the cursor's untagged form (the
-// resumed stream's tail needs it) and replaces last-event-id with it: the
-// resume job's floor (issue 24). It reads the response's content-type,
+// wasiclock, one WASI call), parses the cursor (cursor.ParseCursor: its tag,
+// a minted cursor's fields, and no CR, LF or NUL forwarded), compares its
+// ID with the record's tails (the comparison the decision is made of),
+// keeps a copy of the cursor's untagged form (the resumed stream's tail
+// needs it) and replaces last-event-id with it: the resume job's floor
+// (issue 24; the route match, the parse and the comparison since
+// 2026-12-02). It reads the response's content-type,
 // unless the response has no body (the guard reads nothing then either). Per
 // response body chunk it gets the chunk and sets it back with what the SSE
 // job cannot skip done to it (sseJob: its id values tagged, each event with
@@ -31,9 +36,9 @@ package main
 
 import (
 	"bytes"
-	"strings"
 	"unsafe"
 
+	"github.com/mcp-resume-guard/mcp-resume-guard/config"
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/headermap"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasiclock"
@@ -90,16 +95,20 @@ func (p *pluginContext) keyOf(prefix string, session *cursor.SessionKey) string 
 // requestHeaders returns the first last-event-id and mcp-session-id of the
 // request (views of host memory), having found :path and :method too: the
 // guard's own scan (headermap.Scan), without a principal header.
-func (p *pluginContext) requestHeaders() (last, session []byte) {
+func (p *pluginContext) requestHeaders() (last, session []byte, guarded bool) {
 	pairs, _ := requestHeaderPairs()
 	var r headermap.Request
 	headermap.ScanRequest(pairs, "", &r)
-	p.lines += len(r.Path) + len(r.Method) // found, so the scan is not optimized away
-	return r.LastEventID, r.Session
+	p.lines += len(r.Method) // found, so the scan is not optimized away
+	path := unsafe.String(unsafe.SliceData(r.Path), len(r.Path))
+	return r.LastEventID, r.Session, config.PathHasPrefix(path, "/mcp")
 }
 
 func (h *httpContext) OnHttpRequestHeaders(int, bool) types.Action {
-	lastB, sessionB := h.plugin.requestHeaders()
+	lastB, sessionB, guarded := h.plugin.requestHeaders()
+	if !guarded {
+		return types.ActionContinue
+	}
 	last, session := unsafe.String(unsafe.SliceData(lastB), len(lastB)), unsafe.String(unsafe.SliceData(sessionB), len(sessionB))
 	if h.hasSession = session != ""; h.hasSession {
 		h.session = cursor.KeyOf(session)
@@ -109,16 +118,23 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 		return types.ActionContinue
 	}
 	p := h.plugin
+	live := false
 	if v, _, err := proxywasm.GetSharedData(p.sharedKey(&h.session)); err == nil {
 		var ok bool
 		ok, p.text, _ = p.rec.DecodeInto(v, p.text[:0])
-		if ok && !p.rec.Expired(wasiclock.Unix(), 3600) {
-			p.lines += len(p.rec.Tails)
-		}
+		live = ok && !p.rec.Expired(wasiclock.Unix(), 3600)
 	}
-	if _, untagged, tagged := strings.Cut(last, ":"); tagged {
-		p.last = append(p.last[:0], untagged...)
-		_ = proxywasm.ReplaceHttpRequestHeader("last-event-id", untagged)
+	if c, ok := cursor.ParseCursor(last); ok && c.Transport != cursor.TransportNone {
+		// The cursor's ID against the watermark's: the comparison the
+		// decision is made of.
+		for i := range p.rec.Tails {
+			if live && p.rec.Tails[i].LastID == c.ID {
+				p.lines++
+				break
+			}
+		}
+		p.last = append(p.last[:0], c.ID...)
+		_ = proxywasm.ReplaceHttpRequestHeader("last-event-id", c.ID)
 	}
 	return types.ActionContinue
 }
