@@ -263,24 +263,28 @@ func (s *Store) Update(k SessionKey, now uint32, create bool, change func(*Recor
 		if err != nil {
 			return err
 		}
-		sb, err := s.read(1, b, now)
-		if err != nil {
-			return err
-		}
 		target := &sa
-		switch {
-		case sa.filled && sa.rec.Session.is(k):
-		case sb.filled && sb.rec.Session.is(k):
-			target = &sb
-		case !create:
-			return nil
-		default:
-			// A new session: a free or expired slot, else evict the
-			// least recently updated occupant.
-			if sa.filled && (!sb.filled || sb.rec.Updated < sa.rec.Updated) {
-				target = &sb
+		// The session's own slot, where most sessions live, leaves the
+		// other candidate unread (a shared-data read and a decode, on
+		// every tail written): it cannot change the outcome.
+		if !sa.filled || !sa.rec.Session.is(k) {
+			sb, err := s.read(1, b, now)
+			if err != nil {
+				return err
 			}
-			*target.rec = Record{Session: k, Created: now, Updated: now, Tails: target.rec.Tails[:0]}
+			switch {
+			case sb.filled && sb.rec.Session.is(k):
+				target = &sb
+			case !create:
+				return nil
+			default:
+				// A new session: a free or expired slot, else evict the
+				// least recently updated occupant.
+				if sa.filled && (!sb.filled || sb.rec.Updated < sa.rec.Updated) {
+					target = &sb
+				}
+				*target.rec = Record{Session: k, Created: now, Updated: now, Tails: target.rec.Tails[:0]}
+			}
 		}
 		if !change(target.rec) {
 			return nil

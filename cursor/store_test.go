@@ -995,3 +995,47 @@ func TestIsNotFound(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreUpdateReadsOneSlotWhenTheFirstHoldsTheSession: writing a tail of
+// a session whose record sits in its first candidate slot reads that slot
+// alone; one in its second reads both; either way the record is updated.
+func TestStoreUpdateReadsOneSlotWhenTheFirstHoldsTheSession(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 64, 3600)
+	p := Policy{}
+	inFirst, inSecond := 0, 0
+	for i := range 200 { // 200 sessions in 64 slots: many land in their second
+		k := KeyOf(fmt.Sprint("s-", i))
+		var tl StreamTail
+		tl.Reset(1, TransportHTTP)
+		tl.Add([]byte("e-1"), KindResponse)
+		if err := s.RecordTail(k, &tl, p, 10); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := s.candidates(k)
+		v, _, err := f.Get(s.slotKey(nil, tableRecords, a))
+		first := err == nil && func() bool { r, ok, _ := Decode(v); return ok && r.Session.is(k) }()
+		tl.Add([]byte("e-2"), KindResponse)
+		f.gets = 0
+		if err := s.RecordTail(k, &tl, p, 11); err != nil {
+			t.Fatal(err)
+		}
+		reads, want := f.gets, 2
+		if first {
+			want, inFirst = 1, inFirst+1
+		} else if rec, _ := s.Load(k, 11); rec != nil {
+			inSecond++
+		} else {
+			continue // evicted meanwhile by a later session: nothing to check
+		}
+		if reads != want {
+			t.Fatalf("s-%d (first slot %v): the second tail read %d slots, want %d", i, first, reads, want)
+		}
+		if rec, _ := s.Load(k, 11); rec == nil || rec.Tails[0].LastID != "e-2" {
+			t.Fatalf("s-%d: record after the second tail %+v, want last ID e-2", i, rec)
+		}
+	}
+	if inFirst == 0 || inSecond == 0 {
+		t.Fatalf("%d sessions in their first slot, %d in their second: both cases must occur", inFirst, inSecond)
+	}
+}

@@ -521,18 +521,35 @@ func (h *httpContext) sessionTag() string {
 // observe takes the chunk's events: it learns the legacy session from the
 // endpoint event and, when the tail says so, writes it to shared data.
 func (h *httpContext) observe(events []sse.Event) {
-	for i := range events {
-		ev := &events[i]
-		if !h.hasSession && h.transport == cursor.TransportSSE && string(ev.Type) == "endpoint" {
-			// The legacy stream's session: the one the upstream created
-			// for it (an endpoint that names two learns none).
-			if sid, ambiguous := querySession(string(ev.Data)); !ambiguous {
-				h.setSession(sid)
+	if !h.hasSession && h.transport == cursor.TransportSSE {
+		for i := range events {
+			if ev := &events[i]; string(ev.Type) == "endpoint" {
+				// The legacy stream's session: the one the upstream
+				// created for it (an endpoint that names two learns none).
+				if sid, ambiguous := querySession(string(ev.Data)); !ambiguous {
+					h.setSession(sid)
+				}
 			}
 		}
-		if ev.HasID {
-			h.tail.Add(ev.ID, ev.Kind)
+	}
+	// The tail keeps the last ID and the one before it: only the chunk's
+	// last two events with an ID change it (adding each event copied two
+	// IDs per event, ~2 % of the SSE path in the VM).
+	last, prev := -1, -1
+	for i := len(events) - 1; i >= 0 && prev < 0; i-- {
+		switch {
+		case !events[i].HasID:
+		case last < 0:
+			last = i
+		default:
+			prev = i
 		}
+	}
+	if prev >= 0 {
+		h.tail.Add(events[prev].ID, events[prev].Kind)
+	}
+	if last >= 0 {
+		h.tail.Add(events[last].ID, events[last].Kind)
 	}
 	p := h.plugin
 	if !h.hasSession || !h.tail.Due(p.cfg.Policy) {

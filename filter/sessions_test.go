@@ -317,3 +317,30 @@ func TestChunkOutputsStayPut(t *testing.T) {
 		}
 	})
 }
+
+// TestRewindToTheEventBeforeTheResult: the tail keeps the last two IDs of
+// the stream, whatever the chunks: a result cut after three notifications
+// in its own chunk, or behind them in the same one, rewinds to the
+// notification just before it (never an earlier one, nor one the result's
+// chunk did not follow).
+func TestRewindToTheEventBeforeTheResult(t *testing.T) {
+	const rewind = `{"routes":[{"path_prefix":"/mcp","transport":"http"}],"unacked_cursor":"rewind","mint_cursors":false}`
+	for name, chunks := range map[string][]string{
+		"one chunk":        {event("e-1", false) + event("e-2", false) + event("e-3", false) + event("e-4", true)},
+		"a chunk each":     {event("e-1", false), event("e-2", false), event("e-3", false), event("e-4", true)},
+		"result alone":     {event("e-1", false) + event("e-2", false) + event("e-3", false), event("e-4", true)},
+		"no id in between": {event("e-1", false) + event("e-2", false), event("e-3", false) + ": ping\n\n", event("e-4", true)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			forEachDriver(t, func(t *testing.T, h *harness) {
+				h.start(rewind)
+				s, _ := h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-1"})
+				h.sseResponse(s, chunks...)
+				s.end(true)
+				if reason, fwd := h.resume("s-1", "http:e-4"); reason != "" || fwd != "e-3" {
+					t.Fatalf("resume from the cut result: reason %q, forwarded %q; want e-3", reason, fwd)
+				}
+			})
+		})
+	}
+}

@@ -28,7 +28,11 @@
 // unless the response has no body (the guard reads nothing then either). Per
 // response body chunk it gets the chunk and sets it back with what the SSE
 // job cannot skip done to it (sseJob: its id values tagged, each event with
-// an ID classified); at the end of a stream with a body it writes the
+// an ID classified), and, before the chunk leaves, writes the stream's tail
+// to the session's watermark record when the chunk's last event with an ID
+// is a response, or overwrites a tail that was (writeTail: one
+// read-modify-write with compare-and-swap; since 2026-12-02 — without it
+// there is no watermark to resume against); at the end of a stream with a body it writes the
 // session's watermark record (one tail, encoded:
 // cursor.Record.AppendEncode), so that later resumes find one (the guard
 // writes a record there too).
@@ -65,6 +69,8 @@ type pluginContext struct {
 	rec    cursor.Record // reused decoded record
 	text   []byte        // the decoded record's IDs
 	last   []byte        // the cursor kept for the resumed stream
+	lastID []byte        // the stream tail's last event ID (sseJob)
+	prevID []byte        // and the one before it
 	out    []byte        // a rewritten body chunk (sseJob)
 	lines  int           // line ends, header bytes and records seen, so the work is not optimized away
 }
@@ -75,9 +81,10 @@ func (p *pluginContext) NewHttpContext(uint32) types.HttpContext {
 
 type httpContext struct {
 	types.DefaultHttpContext
-	plugin     *pluginContext
-	session    cursor.SessionKey
-	hasSession bool
+	plugin      *pluginContext
+	session     cursor.SessionKey
+	hasSession  bool
+	tailInScope bool // the tail last written ended with a response
 }
 
 // sharedKey returns the shared-data key of session, a view of the reused
@@ -154,7 +161,14 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) types.Action {
 		if err != nil {
 			return types.ActionContinue
 		}
-		_ = proxywasm.ReplaceHttpResponseBody(p.sseJob(chunk))
+		out, last := p.sseJob(chunk)
+		if h.hasSession && (last.IsResponse() || h.tailInScope) {
+			// The watermark before the chunk leaves: the last event with
+			// an ID is a response, or overwrites one that was.
+			h.tailInScope = last.IsResponse()
+			p.writeTail(&h.session, last)
+		}
+		_ = proxywasm.ReplaceHttpResponseBody(out)
 	}
 	if eos && h.hasSession {
 		p.tails[0] = cursor.Tail{Stream: 1, Transport: cursor.TransportHTTP, LastID: "e-1041", PrevID: "e-1040", Acked: true}
@@ -177,9 +191,10 @@ var (
 // data line: minting cannot skip it). Lines end at '\n' only, and a line the
 // chunk's end cuts passes untouched: a floor, not a reader. The result is
 // p.out, reused.
-func (p *pluginContext) sseJob(chunk []byte) []byte {
-	out := p.out[:0]
-	var data []byte
+func (p *pluginContext) sseJob(chunk []byte) (out []byte, last cursor.EventKind) {
+	out = p.out[:0]
+	last = cursor.KindOther
+	var data, id, lastID []byte
 	hasID := false
 	for len(chunk) > 0 {
 		e := bytes.IndexByte(chunk, '\n')
@@ -192,18 +207,49 @@ func (p *pluginContext) sseJob(chunk []byte) []byte {
 		switch {
 		case e == 0: // an empty line dispatches the event
 			if hasID {
-				p.lines += int(sse.ResponseKind(nil, data, false))
+				last, lastID = sse.ResponseKind(nil, data, false), id
 			}
 			data, hasID = nil, false
 		case bytes.HasPrefix(line, idLine):
 			out = append(append(out, "id: http:"...), line[len(idLine):]...)
-			hasID = true
+			id, hasID = line[len(idLine):e], true
 			continue
 		case data == nil && bytes.HasPrefix(line, dataLine):
 			data = line[len(dataLine):e]
 		}
 		out = append(out, line...)
 	}
+	if lastID != nil { // the tail's IDs, copied once per chunk
+		p.prevID = append(p.prevID[:0], p.lastID...)
+		p.lastID = append(p.lastID[:0], lastID...)
+	}
 	p.out = out
-	return out
+	return out, last
+}
+
+// writeTail writes the stream's tail into the session's watermark record:
+// the least correct write, a read-modify-write with compare-and-swap (the
+// record's value read, decoded, its tail set, encoded and written back with
+// the value's CAS token).
+func (p *pluginContext) writeTail(session *cursor.SessionKey, kind cursor.EventKind) {
+	key := p.sharedKey(session)
+	v, cas, err := proxywasm.GetSharedData(key)
+	now := wasiclock.Unix()
+	ok := false
+	if err == nil {
+		ok, p.text, _ = p.rec.DecodeInto(v, p.text[:0])
+	}
+	if !ok {
+		p.rec = cursor.Record{Session: *session, Created: now, Tails: p.rec.Tails[:0]}
+	}
+	tail := cursor.Tail{Stream: 1, Transport: cursor.TransportHTTP, LastID: unsafe.String(unsafe.SliceData(p.lastID), len(p.lastID)),
+		PrevID: unsafe.String(unsafe.SliceData(p.prevID), len(p.prevID)), LastKind: kind}
+	if len(p.rec.Tails) == 0 {
+		p.rec.Tails = append(p.rec.Tails, tail)
+	} else {
+		p.rec.Tails[0] = tail
+	}
+	p.rec.Updated = now
+	p.record = p.rec.AppendEncode(p.record[:0])
+	_ = proxywasm.SetSharedData(key, p.record, cas)
 }
