@@ -11,6 +11,9 @@ var (
 		"request":   func(r *runner, p *population, _ Options) workload { return requestWorkload(r, p) },
 		"resume":    func(r *runner, p *population, _ Options) workload { return resumeWorkload(r, p) },
 		"unguarded": func(r *runner, p *population, _ Options) workload { return unguardedWorkload(r, p) },
+		// fullbucket is request on a full tombstone table (CountedRun
+		// fills it).
+		"fullbucket": func(r *runner, p *population, _ Options) workload { return requestWorkload(r, p) },
 		"sse": func(r *runner, p *population, o Options) workload {
 			return sseWorkload(r, p, Chunks(SSEStream(o.StreamBytes, 1000, 1), ChunkBytes))
 		},
@@ -25,7 +28,8 @@ var (
 )
 
 // CountedRun runs n exchanges of workload ("request", "resume",
-// "unguarded", "sse": one benchmark stream) through plugin ("guard",
+// "unguarded", "sse": one benchmark stream, "fullbucket": request on a full
+// tombstone table) through plugin ("guard",
 // "floor", "passthrough", "pathfloor", "copy") after the
 // same seeding and one warm-up pass as the timed figures, the n exchanges
 // inside Counted alone: under valgrind --tool=callgrind
@@ -38,7 +42,7 @@ func CountedRun(ctx context.Context, w *Wasm, o Options, workloadName, plugin st
 	mk, ok := countedWorkloads[workloadName]
 	pick, ok2 := countedPlugins[plugin]
 	if !ok || !ok2 {
-		return fmt.Errorf("bench: count: want a workload of request, resume, unguarded, sse and a plugin of guard, floor, passthrough, pathfloor, copy; got %q and %q", workloadName, plugin)
+		return fmt.Errorf("bench: count: want a workload of request, resume, unguarded, sse, fullbucket and a plugin of guard, floor, passthrough, pathfloor, copy; got %q and %q", workloadName, plugin)
 	}
 	wasm, cfg := pick(w)
 	h, err := newHost(ctx, wasm, cfg, 1)
@@ -50,6 +54,20 @@ func CountedRun(ctx context.Context, w *Wasm, o Options, workloadName, plugin st
 	r := &runner{h: h}
 	if err := pop.seed(r); err != nil {
 		return err
+	}
+	if workloadName == "fullbucket" {
+		// Requests on a full tombstone table: the guard's built as
+		// request_overhead_ratio_tombstones builds it, the floor's
+		// lookups finding a full bucket's value.
+		switch plugin {
+		case "guard":
+			err = fillTombstones(r, TombstoneFactor*DefaultMaxSessions)
+		case "floor":
+			err = fillFloorTombstones(h, pop)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	run := mk(r, pop, o)
 	if _, err := run(len(pop.sessions)); err != nil {

@@ -22,6 +22,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.TombstonesWritten, r.TombstoneMaxSessions, r.TombstoneBuckets, r.RequestTombstones.A(), r.RequestTombstones.B(), f.RequestTombstonesRatio, rounds(r.RequestTombstones.Rounds))
 	p("the same guard on that table against one whose table is empty: %.0f vs %.0f ns -> ratio %.3f (rounds %s)",
 		r.TombstonesVsEmpty.A(), r.TombstonesVsEmpty.B(), r.TombstonesVsEmpty.Ratio(), rounds(r.TombstonesVsEmpty.Rounds))
+	p("the guard on that table against that job's floor (the floor plugin's tombstone lookups find a full bucket's value): %.0f vs %.0f ns -> ratio %.3f (rounds %s); that floor against passthrough %.3f (rounds %s)",
+		r.TombstonesFloor.A(), r.TombstonesFloor.B(), f.TombstonesFloorRatio, rounds(r.TombstonesFloor.Rounds),
+		f.TombstonesFloorOverheadRatio, rounds(r.TombstonesFloorOverhead.Rounds))
 	p("resume (GET, session, tagged cursor of its last event): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
 		r.Resume.A(), r.Resume.B(), f.ResumeOverheadRatio, rounds(r.Resume.Rounds))
 	p("guard against the floor (only the host calls the guard cannot do without): request %.0f vs %.0f ns -> %.3f (rounds %s); resume %.0f vs %.0f ns -> %.3f (rounds %s); SSE %.0f vs %.0f MB/s -> %.3f",

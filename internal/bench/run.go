@@ -76,9 +76,13 @@ type Report struct {
 	Request, Resume, SSE, Rewriter Pair
 	// RequestTombstones is Request's workload on a guard whose tombstone
 	// table has seen TombstonesWritten tombstones (tombstones.go).
-	RequestTombstones                                         Pair
-	RequestNoTombstones                                       Pair // the same guard before its tombstones
-	TombstonesVsEmpty                                         Pair // the guard on the full table / on an empty one
+	RequestTombstones   Pair
+	RequestNoTombstones Pair // the same guard before its tombstones
+	TombstonesVsEmpty   Pair // the guard on the full table / on an empty one
+	// TombstonesFloor is the guard on the full table against the floor
+	// plugin whose tombstone lookups find a full bucket's value (the job's
+	// floor); TombstonesFloorOverhead that floor against passthrough.
+	TombstonesFloor, TombstonesFloorOverhead                  Pair
 	TombstonesWritten, TombstoneBuckets, TombstoneMaxSessions int
 	// The guard against the floor plugin (only the host calls it cannot
 	// do without), same workloads.
@@ -188,6 +192,11 @@ type Figures struct {
 	// UnguardedFloorRatio is the guard over the pathfloor plugin on
 	// unguarded requests (issue 24).
 	UnguardedFloorRatio float64
+	// TombstonesFloorRatio is the guard on the full tombstone table over
+	// the floor whose tombstone lookups find a full bucket's value, and
+	// TombstonesFloorOverheadRatio that floor over passthrough: how much
+	// of request_overhead_ratio_tombstones the job's host calls take.
+	TombstonesFloorRatio, TombstonesFloorOverheadRatio float64
 }
 
 // Figures derives the claims.
@@ -209,6 +218,9 @@ func (r *Report) Figures() Figures {
 		SSEFloorRatio:          inverse(r.SSEFloor.Ratio()),
 		EventIDBytesAdded:      r.EventIDBytesAdded,
 		UnguardedFloorRatio:    r.UnguardedFloor.Ratio(),
+
+		TombstonesFloorRatio:         r.TombstonesFloor.Ratio(),
+		TombstonesFloorOverheadRatio: r.TombstonesFloorOverhead.Ratio(),
 	}
 	if v := r.V8; v != nil {
 		f.V8RequestOverheadRatio = v.Request.Ratio()
@@ -266,6 +278,12 @@ var Targets = []struct {
 	// The guard over the floor of an unguarded request, one :path read
 	// (plugins/pathfloor; issue 24).
 	{"unguarded_floor_ratio", true, 1.3},
+	// The guard on the full tombstone table over that job's floor (the
+	// floor plugin finding a full bucket's value on every request), and
+	// that floor over passthrough, for information: the share of
+	// request_overhead_ratio_tombstones no guard can avoid.
+	{"tombstones_floor_ratio", true, 1.3},
+	{"tombstones_floor_overhead_ratio", true, 0},
 }
 
 func (f Figures) values() []float64 {
@@ -275,7 +293,7 @@ func (f Figures) values() []float64 {
 		f.VMMemoryGrowthMiB, f.SharedBytesPerSession, f.SharedMiBAfterChurn,
 		f.SSEFloorRatio, f.EventIDBytesAdded,
 		f.V8RequestOverheadRatio, f.V8UnguardedOverheadRatio, f.V8ResumeOverheadRatio, f.V8HostShareRequest,
-		f.UnguardedFloorRatio}
+		f.UnguardedFloorRatio, f.TombstonesFloorRatio, f.TombstonesFloorOverheadRatio}
 }
 
 // Missed lists the targets a report misses, as "name=value (target ≤ x)".

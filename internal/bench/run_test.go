@@ -12,18 +12,20 @@ import (
 // figures are never reported as missed.
 func TestWriteBench(t *testing.T) {
 	rep := &Report{
-		Request:           Pair{Rounds: []float64{1.5, 1.7, 1.6}},
-		RequestTombstones: Pair{Rounds: []float64{1.8}},
-		Resume:            Pair{Rounds: []float64{3}},
-		SSE:               Pair{Rounds: []float64{2}},  // guard twice as slow: 0.5
-		Rewriter:          Pair{Rounds: []float64{20}}, // 20x slower than copy: 0.05, information only
-		RequestFloor:      Pair{Rounds: []float64{1.2}},
-		ResumeFloor:       Pair{Rounds: []float64{1.4}}, // missed
-		Unguarded:         Pair{Rounds: []float64{1.1}},
-		SSEFloor:          Pair{Rounds: []float64{1.1}}, // 0.909, within the floor's 1.15
-		UnguardedFloor:    Pair{Rounds: []float64{1.2}},
-		V8Compile:         Pair{Rounds: []float64{2.5}}, // information only
-		WasmBytes:         1300, PassthroughWasmBytes: 1000,
+		Request:                 Pair{Rounds: []float64{1.5, 1.7, 1.6}},
+		RequestTombstones:       Pair{Rounds: []float64{1.8}},
+		Resume:                  Pair{Rounds: []float64{3}},
+		SSE:                     Pair{Rounds: []float64{2}},  // guard twice as slow: 0.5
+		Rewriter:                Pair{Rounds: []float64{20}}, // 20x slower than copy: 0.05, information only
+		RequestFloor:            Pair{Rounds: []float64{1.2}},
+		ResumeFloor:             Pair{Rounds: []float64{1.4}}, // missed
+		Unguarded:               Pair{Rounds: []float64{1.1}},
+		SSEFloor:                Pair{Rounds: []float64{1.1}}, // 0.909, within the floor's 1.15
+		UnguardedFloor:          Pair{Rounds: []float64{1.2}},
+		TombstonesFloor:         Pair{Rounds: []float64{1.1}},
+		TombstonesFloorOverhead: Pair{Rounds: []float64{2.2}}, // information only
+		V8Compile:               Pair{Rounds: []float64{2.5}}, // information only
+		WasmBytes:               1300, PassthroughWasmBytes: 1000,
 		MemoryAtFrom: 8 << 20, MemoryAtTo: 8<<20 + 1<<19,
 		PerSession:        SharedUsage{Bytes: 2600, Live: 10},
 		Churn:             SharedUsage{Bytes: 3 << 20},
@@ -59,7 +61,9 @@ func TestWriteBench(t *testing.T) {
 		"BENCH v8_unguarded_overhead_ratio=1.500\n" +
 		"BENCH v8_resume_overhead_ratio=6.000\n" +
 		"BENCH v8_host_share_request=0.150\n" +
-		"BENCH unguarded_floor_ratio=1.200\n"
+		"BENCH unguarded_floor_ratio=1.200\n" +
+		"BENCH tombstones_floor_ratio=1.100\n" +
+		"BENCH tombstones_floor_overhead_ratio=2.200\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

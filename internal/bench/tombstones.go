@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
@@ -18,7 +19,11 @@ import (
 // 3 × max_sessions sessions is served an event stream (its record names the
 // owner) and then resumed by its owner with a cross-transport cursor —
 // before the same request workload as request_overhead_ratio runs against
-// the passthrough plugin, for sessions never tombstoned.
+// the passthrough plugin, for sessions never tombstoned. The job's floor is
+// the floor plugin whose tombstone lookup of each session finds a value of
+// a full bucket's size (cursor.MaxBucketBytes): a found value costs the
+// host's call into the guest's allocator (proxy_on_memory_allocate), a
+// miss does not.
 func tombstoneOverhead(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	maxSessions := o.TombstoneMaxSessions
 	if maxSessions <= 0 {
@@ -59,17 +64,8 @@ func tombstoneOverhead(ctx context.Context, w *Wasm, o Options, rep *Report) err
 
 	n := TombstoneFactor * maxSessions
 	o.progress("tombstone table: %d sessions served and terminated by their owners (max_sessions %d)", n, maxSessions)
-	body := [][]byte{appendResponse(appendNotification(nil, 1), 2)}
-	for i := range n {
-		s := "dead-" + strconv.Itoa(i)
-		x := Stream(s, body)
-		if err := g.run(&x); err != nil {
-			return err
-		}
-		r := Resume(s, "sse:e-2")
-		if err := g.run(&r); err != nil {
-			return err
-		}
+	if err := fillTombstones(g, n); err != nil {
+		return err
 	}
 	if got, _ := guard.Metric("mcp_resume_guard_reinit_cross_transport_total"); got != int64(n) {
 		return fmt.Errorf("bench: %d of %d cross-transport resumes were re-initialized", got, n)
@@ -96,8 +92,62 @@ func tombstoneOverhead(ctx context.Context, w *Wasm, o Options, rep *Report) err
 	// What the tombstones alone cost: the guard on the full table against
 	// the guard on an empty one (A/B in the same conditions).
 	o.progress("full against empty tombstone table: %d rounds of %d requests per side", o.Rounds, o.Requests)
-	rep.TombstonesVsEmpty, err = interleave(requestWorkload(g, pop), requestWorkload(ge, pop), o.Requests, o.Rounds)
+	if rep.TombstonesVsEmpty, err = interleave(requestWorkload(g, pop), requestWorkload(ge, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
+	// The floor of that job: the floor plugin, whose tombstone lookup of
+	// each session now finds a value of a full bucket's size.
+	fl, err := newHost(ctx, w.Floor, "", 1)
+	if err != nil {
+		return err
+	}
+	defer fl.Close(ctx)
+	f := &runner{h: fl}
+	if err := pop.seed(f); err != nil {
+		return err
+	}
+	if err := fillFloorTombstones(fl, pop); err != nil {
+		return err
+	}
+	o.progress("guard against the floor on full buckets: %d rounds of %d requests per side", o.Rounds, o.Requests)
+	if rep.TombstonesFloor, err = interleave(requestWorkload(g, pop), requestWorkload(f, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
+	o.progress("the floor on full buckets against passthrough: %d rounds of %d requests per side", o.Rounds, o.Requests)
+	rep.TombstonesFloorOverhead, err = interleave(requestWorkload(f, pop), requestWorkload(ps, pop), o.Requests, o.Rounds)
 	return err
+}
+
+// fillTombstones has n sessions served an event stream through r and then
+// resumed by their owner with a cross-transport cursor: each is
+// tombstoned, as production tombstones them.
+func fillTombstones(r *runner, n int) error {
+	body := [][]byte{appendResponse(appendNotification(nil, 1), 2)}
+	for i := range n {
+		s := "dead-" + strconv.Itoa(i)
+		x := Stream(s, body)
+		if err := r.run(&x); err != nil {
+			return err
+		}
+		res := Resume(s, "sse:e-2")
+		if err := r.run(&res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillFloorTombstones gives the floor plugin's tombstone key of every
+// session of pop a value of a full bucket's size.
+func fillFloorTombstones(h *wasmhost.Host, pop *population) error {
+	full := make([]byte, cursor.MaxBucketBytes)
+	for _, s := range pop.sessions {
+		k := cursor.KeyOf(s)
+		if st := h.SharedDataSet("floor:tombstone:"+string(k[:]), full, 0); st != wasmhost.StatusOK {
+			return fmt.Errorf("bench: cannot fill the floor's tombstone of %s: status %d", s, st)
+		}
+	}
+	return nil
 }
 
 // TombstoneFactor is how many times max_sessions tombstones the table of
@@ -124,7 +174,17 @@ func (r *Report) WriteTombstones(w io.Writer) error {
 		r.TombstonesVsEmpty.A(), r.TombstonesVsEmpty.B(), format(r.TombstonesVsEmpty.Ratio()), rounds(r.TombstonesVsEmpty.Rounds)); err != nil {
 		return err
 	}
+	if _, err := fmt.Fprintf(w, "guard on the full table against the floor whose tombstone lookups find a full bucket's value: %.0f vs %.0f ns per request, ratio %s (rounds %s); that floor against passthrough %s (rounds %s)\n",
+		r.TombstonesFloor.A(), r.TombstonesFloor.B(), format(r.TombstonesFloor.Ratio()), rounds(r.TombstonesFloor.Rounds),
+		format(r.TombstonesFloorOverhead.Ratio()), rounds(r.TombstonesFloorOverhead.Rounds)); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintf(w, "request overhead on a tombstone table that has seen %d tombstones (max_sessions %d, %d buckets all written), %d sessions never tombstoned, against the passthrough plugin: guard %.0f ns, passthrough %.0f ns per request, ratio %s (rounds %s)\nBENCH request_overhead_ratio_tombstones=%s\n",
 		r.TombstonesWritten, r.TombstoneMaxSessions, r.TombstoneBuckets, r.Sessions, p.A(), p.B(), format(p.Ratio()), rounds(p.Rounds), format(p.Ratio()))
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "BENCH tombstones_floor_ratio=%s\nBENCH tombstones_floor_overhead_ratio=%s\n",
+		format(r.TombstonesFloor.Ratio()), format(r.TombstonesFloorOverhead.Ratio()))
 	return err
 }

@@ -39,7 +39,7 @@ func main() {
 	tombstones := flag.Bool("tombstones", false, "only measure request_overhead_ratio_tombstones (the request overhead on a table that has seen 3 x max_sessions tombstones)")
 	v8 := flag.Bool("v8", false, "only measure the V8 figures (v8_*: the request, unguarded and resume workloads in node's V8 with Envoy's flags)")
 	overheads := flag.Bool("overheads", false, "only measure the wazero request, resume, floor, unguarded and SSE figures")
-	count := flag.String("count", "", "only run `workload:plugin:n` (e.g. resume:guard:2000; workloads request, resume, unguarded, sse (n streams); plugins guard, floor, passthrough, pathfloor, copy) for instruction counts: see bench.CountedRun")
+	count := flag.String("count", "", "only run `workload:plugin:n` (e.g. resume:guard:2000; workloads request, resume, unguarded, sse (n streams), fullbucket (request on a full tombstone table); plugins guard, floor, passthrough, pathfloor, copy) for instruction counts: see bench.CountedRun")
 	ab := flag.String("ab", "", "only compare the guard built now (A) with the guard `module` at this path (B), A/B interleaved")
 	a := flag.String("a", "", "with -ab: the guard `module` at this path is A instead of the guard built now")
 	flag.Parse()
