@@ -2,8 +2,9 @@ package cursor
 
 // StreamTail follows the events one response stream sends downstream and
 // decides when its watermark must reach shared data. The plugin feeds it the
-// events of each chunk (Add), then, before the chunk leaves, writes the tail
-// when Due says so (Store.RecordTail).
+// events with an ID of each chunk in order (Add; only the last two change
+// it, so a caller may add just those), then, before the chunk leaves,
+// writes the tail when Due says so (Store.RecordTail).
 //
 // A tail matters only while its last event is in scope (a possible drain
 // race) or to overwrite one that was: any other tail would only turn a later

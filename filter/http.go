@@ -521,11 +521,12 @@ func (h *httpContext) sessionTag() string {
 // observe takes the chunk's events: it learns the legacy session from the
 // endpoint event and, when the tail says so, writes it to shared data.
 func (h *httpContext) observe(events []sse.Event) {
-	if !h.hasSession && h.transport == cursor.TransportSSE {
-		for i := range events {
+	if h.transport == cursor.TransportSSE {
+		for i := 0; i < len(events) && !h.hasSession; i++ {
 			if ev := &events[i]; string(ev.Type) == "endpoint" {
 				// The legacy stream's session: the one the upstream
-				// created for it (an endpoint that names two learns none).
+				// created for it, from the first endpoint event that
+				// names one (an endpoint that names two learns none).
 				if sid, ambiguous := querySession(string(ev.Data)); !ambiguous {
 					h.setSession(sid)
 				}
@@ -569,9 +570,10 @@ func (h *httpContext) OnHttpStreamDone() {
 		return
 	}
 	if h.rw == nil {
-		// Only a resume's tail, its response not rewritten: release
-		// returns it with the context. Neither branch can panic, so no
-		// deferred recovery (which costs its own calls inside the VM).
+		// A tail whose response is not rewritten (a resume's, or one
+		// whose stream abandon stopped): release returns it with the
+		// context. Neither branch can panic, so no deferred recovery
+		// (which costs its own calls inside the VM).
 		h.plugin.release(h)
 		return
 	}

@@ -143,3 +143,25 @@ func TestOwnerIsTheRequestsPrincipal(t *testing.T) {
 		}
 	})
 }
+
+// TestLegacyFirstEndpointEventNamesTheSession: a legacy stream whose chunk
+// carries two endpoint events keeps the session the first names; a later
+// one, naming another session or none, changes nothing.
+func TestLegacyFirstEndpointEventNamesTheSession(t *testing.T) {
+	for name, second := range map[string]string{
+		"another session": "event: endpoint\ndata: /messages?sessionId=other-1\n\n",
+		"no session":      "event: endpoint\ndata: /messages\n\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			forEachDriver(t, func(t *testing.T, h *harness) {
+				h.start(testConfig)
+				s, _ := h.request("GET", "/sse")
+				h.sseResponse(s, "event: endpoint\ndata: /messages?sessionId=first-1\n\n"+second+event("e-1", false)+event("e-2", true))
+				s.end(true)
+				if r := h.legacyPostAs("", "first-1", "sse:e-2"); r != "drain_race" {
+					t.Fatalf("resume of the first endpoint's session at its cut result: %q, want drain_race", r)
+				}
+			})
+		})
+	}
+}

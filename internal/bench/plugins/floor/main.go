@@ -69,8 +69,6 @@ type pluginContext struct {
 	rec    cursor.Record // reused decoded record
 	text   []byte        // the decoded record's IDs
 	last   []byte        // the cursor kept for the resumed stream
-	lastID []byte        // the stream tail's last event ID (sseJob)
-	prevID []byte        // and the one before it
 	out    []byte        // a rewritten body chunk (sseJob)
 	lines  int           // line ends, header bytes and records seen, so the work is not optimized away
 }
@@ -84,7 +82,9 @@ type httpContext struct {
 	plugin      *pluginContext
 	session     cursor.SessionKey
 	hasSession  bool
-	tailInScope bool // the tail last written ended with a response
+	tailInScope bool   // the tail last written ended with a response
+	lastID      []byte // the stream tail's last event ID (sseJob)
+	prevID      []byte // and the one before it
 }
 
 // sharedKey returns the shared-data key of session, a view of the reused
@@ -125,17 +125,19 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) types.Action {
 		return types.ActionContinue
 	}
 	p := h.plugin
-	live := false
+	var tails []cursor.Tail // of the live record, if any
 	if v, _, err := proxywasm.GetSharedData(p.sharedKey(&h.session)); err == nil {
 		var ok bool
 		ok, p.text, _ = p.rec.DecodeInto(v, p.text[:0])
-		live = ok && !p.rec.Expired(wasiclock.Unix(), 3600)
+		if ok && !p.rec.Expired(wasiclock.Unix(), 3600) {
+			tails = p.rec.Tails
+		}
 	}
 	if c, ok := cursor.ParseCursor(last); ok && c.Transport != cursor.TransportNone {
 		// The cursor's ID against the watermark's: the comparison the
 		// decision is made of.
-		for i := range p.rec.Tails {
-			if live && p.rec.Tails[i].LastID == c.ID {
+		for i := range tails {
+			if tails[i].LastID == c.ID {
 				p.lines++
 				break
 			}
@@ -161,12 +163,12 @@ func (h *httpContext) OnHttpResponseBody(size int, eos bool) types.Action {
 		if err != nil {
 			return types.ActionContinue
 		}
-		out, last := p.sseJob(chunk)
-		if h.hasSession && (last.IsResponse() || h.tailInScope) {
-			// The watermark before the chunk leaves: the last event with
-			// an ID is a response, or overwrites one that was.
+		out, last, sawID := h.sseJob(chunk)
+		if h.hasSession && sawID && (last.IsResponse() || h.tailInScope) {
+			// The watermark before the chunk leaves: the chunk's last
+			// event with an ID is a response, or overwrites one that was.
 			h.tailInScope = last.IsResponse()
-			p.writeTail(&h.session, last)
+			h.writeTail(last)
 		}
 		_ = proxywasm.ReplaceHttpResponseBody(out)
 	}
@@ -191,10 +193,11 @@ var (
 // data line: minting cannot skip it). Lines end at '\n' only, and a line the
 // chunk's end cuts passes untouched: a floor, not a reader. The result is
 // p.out, reused.
-func (p *pluginContext) sseJob(chunk []byte) (out []byte, last cursor.EventKind) {
+func (h *httpContext) sseJob(chunk []byte) (out []byte, last cursor.EventKind, sawID bool) {
+	p := h.plugin
 	out = p.out[:0]
 	last = cursor.KindOther
-	var data, id, lastID []byte
+	var data, id, lastID, prevID []byte
 	hasID := false
 	for len(chunk) > 0 {
 		e := bytes.IndexByte(chunk, '\n')
@@ -207,7 +210,7 @@ func (p *pluginContext) sseJob(chunk []byte) (out []byte, last cursor.EventKind)
 		switch {
 		case e == 0: // an empty line dispatches the event
 			if hasID {
-				last, lastID = sse.ResponseKind(nil, data, false), id
+				last, lastID, prevID = sse.ResponseKind(nil, data, false), id, lastID
 			}
 			data, hasID = nil, false
 		case bytes.HasPrefix(line, idLine):
@@ -219,19 +222,24 @@ func (p *pluginContext) sseJob(chunk []byte) (out []byte, last cursor.EventKind)
 		}
 		out = append(out, line...)
 	}
-	if lastID != nil { // the tail's IDs, copied once per chunk
-		p.prevID = append(p.prevID[:0], p.lastID...)
-		p.lastID = append(p.lastID[:0], lastID...)
+	if lastID != nil { // the stream tail's two IDs, copied once per chunk
+		if prevID != nil {
+			h.prevID = append(h.prevID[:0], prevID...)
+		} else {
+			h.prevID = append(h.prevID[:0], h.lastID...)
+		}
+		h.lastID = append(h.lastID[:0], lastID...)
 	}
 	p.out = out
-	return out, last
+	return out, last, lastID != nil
 }
 
 // writeTail writes the stream's tail into the session's watermark record:
 // the least correct write, a read-modify-write with compare-and-swap (the
 // record's value read, decoded, its tail set, encoded and written back with
 // the value's CAS token).
-func (p *pluginContext) writeTail(session *cursor.SessionKey, kind cursor.EventKind) {
+func (h *httpContext) writeTail(kind cursor.EventKind) {
+	p, session := h.plugin, &h.session
 	key := p.sharedKey(session)
 	v, cas, err := proxywasm.GetSharedData(key)
 	now := wasiclock.Unix()
@@ -242,8 +250,8 @@ func (p *pluginContext) writeTail(session *cursor.SessionKey, kind cursor.EventK
 	if !ok {
 		p.rec = cursor.Record{Session: *session, Created: now, Tails: p.rec.Tails[:0]}
 	}
-	tail := cursor.Tail{Stream: 1, Transport: cursor.TransportHTTP, LastID: unsafe.String(unsafe.SliceData(p.lastID), len(p.lastID)),
-		PrevID: unsafe.String(unsafe.SliceData(p.prevID), len(p.prevID)), LastKind: kind}
+	tail := cursor.Tail{Stream: 1, Transport: cursor.TransportHTTP, LastID: unsafe.String(unsafe.SliceData(h.lastID), len(h.lastID)),
+		PrevID: unsafe.String(unsafe.SliceData(h.prevID), len(h.prevID)), LastKind: kind}
 	if len(p.rec.Tails) == 0 {
 		p.rec.Tails = append(p.rec.Tails, tail)
 	} else {
