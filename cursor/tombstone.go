@@ -148,7 +148,7 @@ func (t *Tombstones) LiveFor(p Principal, now uint32) bool {
 // time only when the session has a tombstone. The result is nil when k has
 // none, else the store's scratch memory, valid until the next TombstonesOf.
 func (s *Store) TombstonesOf(k SessionKey) (*Tombstones, error) {
-	_, v, _, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
+	v, _, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
 	if err != nil {
 		if isNotFound(err) {
 			return nil, nil
@@ -194,7 +194,8 @@ func (s *Store) TombstoneAs(k SessionKey, p Principal, now uint32) error {
 	fp := k.hi()
 	var b bucket
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		key, v, cas, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
+		v, cas, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
+		key := s.bucketKey
 		missing := isNotFound(err)
 		if err != nil && !missing {
 			return err
@@ -259,7 +260,8 @@ func (s *Store) clearTombstones(k SessionKey, now uint32) error {
 	fp := k.hi()
 	var b bucket
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		key, v, cas, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
+		v, cas, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
+		key := s.bucketKey
 		if isNotFound(err) {
 			return nil
 		}
