@@ -283,10 +283,10 @@ func (h *httpContext) logDecision(d *cursor.Decision, resume bool, now uint32) {
 
 // passed logs a decision that lets a resume pass (logDecision: only a
 // request with a cursor is logged when it passes), with no call when the
-// host's level, asked this second, drops debug lines (quietNext): it
-// inlines.
+// host's level, asked this second, drops debug lines (debugLogged's first
+// case, tested here so that it inlines).
 func (h *httpContext) passed(d *cursor.Decision, now uint32) {
-	if now+1 == h.plugin.quietNext {
+	if p := h.plugin; now+1 == p.levelNext && !p.debugOn {
 		return
 	}
 	h.logDecision(d, true, now)
@@ -564,16 +564,12 @@ func (h *httpContext) observe(events []sse.Event) {
 // its end (end_of_stream or trailers) with no response flag set at all
 // acknowledges its tail.
 func (h *httpContext) OnHttpStreamDone() {
-	if h.rw == nil && h.tail == nil {
-		// Nothing was armed (most streams): only the context goes back.
-		h.plugin.release(h)
-		return
-	}
 	if h.rw == nil {
-		// A tail whose response is not rewritten (a resume's, or one
-		// whose stream abandon stopped): release returns it with the
-		// context. Neither branch can panic, so no deferred recovery
-		// (which costs its own calls inside the VM).
+		// Nothing was armed (most streams), or a tail whose response is
+		// not rewritten (a resume's, or one whose stream abandon
+		// stopped), which release returns with the context. It cannot
+		// panic, so no deferred recovery (which costs its own calls
+		// inside the VM).
 		h.plugin.release(h)
 		return
 	}

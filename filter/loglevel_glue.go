@@ -12,17 +12,17 @@ import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 // cannot say gets the line.
 func (p *pluginContext) debugLogged(now uint32) bool {
 	switch {
-	case now != 0 && now == p.logLevelAt:
+	case now != 0 && now+1 == p.levelNext:
 		return p.debugOn
-	case now == 0 && p.logLevelAt != 0 && p.unclocked < unclockedAsks:
-		p.unclocked++
+	case now == 0 && p.unclockedLeft > 0:
+		p.unclockedLeft--
 		return p.debugOn
 	}
 	level, err := proxywasm.GetLogLevel()
 	p.debugOn = err != nil || level <= proxywasm.LogLevelDebug
-	p.logLevelAt, p.unclocked = max(now, 1), 0
-	if p.quietNext = 0; !p.debugOn && now != 0 {
-		p.quietNext = now + 1
+	p.levelNext, p.unclockedLeft = 0, unclockedAsks
+	if now != 0 {
+		p.levelNext = now + 1
 	}
 	return p.debugOn
 }

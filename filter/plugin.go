@@ -41,22 +41,20 @@ type pluginContext struct {
 	held    []byte // a copy of the rewriter's held-back bytes during a body callback
 	logBuf  []byte // decision log lines (logDecision)
 	// debugOn is whether the host wrote debug lines when its level was last
-	// asked, at logLevelAt (1 when asked without a clock reading);
-	// unclocked counts the decisions without one since (debugLogged).
-	debugOn    bool
-	logLevelAt uint32
-	unclocked  int
-	// quietNext is 1 + the second of now at which the host answered that it
-	// drops debug lines, 0 when it did not (or was asked without a clock
-	// reading): one comparison tells passed that this second's debug line
-	// would be dropped (now+1 is never 0 before 2106).
-	quietNext uint32
-	nonces    streamNonces         // the streams' nonces in records
-	rewriters []*sse.Rewriter      // free list, reused across streams
-	tails     []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
-	contexts  []*httpContext       // free list of stream contexts whose stream ended
-	reinitAt  [8][]byte            // prebuilt re-initialization bodies by reason
-	now       func() uint32        // unix seconds; replaced in tests
+	// asked (debugLogged); levelNext is 1 + the second of now it was asked
+	// in, 0 when it was asked without a clock reading (now+1 is never 0
+	// before 2106, so one comparison tells a decision of that second);
+	// unclockedLeft is how many decisions without a clock reading may still
+	// reuse the answer.
+	debugOn       bool
+	levelNext     uint32
+	unclockedLeft int
+	nonces        streamNonces         // the streams' nonces in records
+	rewriters     []*sse.Rewriter      // free list, reused across streams
+	tails         []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
+	contexts      []*httpContext       // free list of stream contexts whose stream ended
+	reinitAt      [8][]byte            // prebuilt re-initialization bodies by reason
+	now           func() uint32        // unix seconds; replaced in tests
 }
 
 // OnPluginStart implements types.PluginContext: it parses the configuration
