@@ -131,18 +131,24 @@ func (s *Store) slotKey(dst []byte, t table, i uint32) []byte {
 }
 
 // appendUint32 appends the decimal form of v to dst (strconv.AppendUint
-// without its general-purpose paths).
+// without its general-purpose paths). The digits are written in place, not
+// through a buffer and a copy: in the VM the copy is a runtime call on every
+// shared-data read.
 func appendUint32(dst []byte, v uint32) []byte {
-	var d [10]byte
-	i := len(d)
-	for {
-		i--
-		d[i] = byte('0' + v%10)
-		if v /= 10; v == 0 {
-			break
-		}
+	n := 1
+	for x := v; x >= 10; x /= 10 {
+		n++
 	}
-	return append(dst, d[i:]...)
+	l := len(dst)
+	if cap(dst)-l < n {
+		dst = append(dst, make([]byte, n)...) // a key buffer's first use
+	}
+	dst = dst[:l+n]
+	for i := l + n - 1; i >= l; i-- {
+		dst[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return dst
 }
 
 // get reads slot i of table t with its key built in *key (a scratch buffer

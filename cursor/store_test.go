@@ -1039,3 +1039,22 @@ func TestStoreUpdateReadsOneSlotWhenTheFirstHoldsTheSession(t *testing.T) {
 		t.Fatalf("%d sessions in their first slot, %d in their second: both cases must occur", inFirst, inSecond)
 	}
 }
+
+// TestSlotKeysReuseTheirBuffer checks the key of a slot and of a bucket as
+// slotKey builds them into a reused buffer: the table's prefix, then the
+// index in decimal, whatever the digit count of the key the buffer held
+// before (appendUint32 writes the digits in place).
+func TestSlotKeysReuseTheirBuffer(t *testing.T) {
+	s := &Store{Slots: 100000}
+	var buf []byte
+	for _, c := range []struct {
+		t table
+		i uint32
+	}{{tableRecords, 0}, {tableRecords, 99999}, {tableRecords, 7}, {tableTombstones, 4294967295}, {tableTombstones, 10}, {tableRecords, 100}} {
+		buf = s.slotKey(buf, c.t, c.i)
+		want := fmt.Sprintf("%s100000/%c/%d", KeyPrefix, c.t, c.i)
+		if string(buf) != want {
+			t.Fatalf("slotKey(%c, %d) = %q, want %q", c.t, c.i, buf, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -42,6 +43,11 @@ func FuzzDecodeTombstone(f *testing.F) {
 	f.Add(appendBucket(nil, &bucket{n: 2, e: [bucketEntries]tombEntry{{session: KeyOf("s").hi(), principal: NoPrincipal, until: 3600}, {session: 7, principal: 8, until: 9}}}))
 	f.Add([]byte{'B'})
 	f.Add(EmptySlot)
+	full := bucket{n: bucketEntries}
+	for i := range full.e {
+		full.e[i] = tombEntry{session: KeyOf(fmt.Sprint("s-", i)).hi(), principal: Principal(i), until: uint32(i)}
+	}
+	f.Add(appendBucket(nil, &full)) // a full bucket: the scan's word-wide filter
 	f.Fuzz(func(t *testing.T, v []byte) {
 		var b bucket
 		if !decodeBucket(v, &b) {
@@ -53,29 +59,66 @@ func FuzzDecodeTombstone(f *testing.F) {
 		if b.n == 0 {
 			return
 		}
-		// The scan of the first entry's session agrees with the decode.
+		// The scan of the first entry's session agrees with the decode,
+		// and so does the scan of a session whose fingerprint differs
+		// from it in the first byte only, or not at all (the value's last
+		// byte says which): the first-byte filters of the scan.
 		f := newFakeShared()
 		s := newStore(f, 4, 3600)
-		var k SessionKey
-		binary.LittleEndian.PutUint64(k[8:], b.e[0].session) // bucketOf(k) = 0 with one bucket
 		f.m[string(s.slotKey(nil, tableTombstones, 0))] = fakeEntry{value: v, cas: 1}
-		ts, err := s.TombstonesOf(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for i := 0; i < b.n; i++ {
-			if b.e[i].session == b.e[0].session {
-				if ts.principal[n] != b.e[i].principal || ts.until[n] != b.e[i].until {
-					t.Fatalf("scan entry %d = %x/%d, decode %+v", n, ts.principal[n], ts.until[n], b.e[i])
+		for _, fp := range []uint64{b.e[0].session, b.e[0].session ^ uint64(v[len(v)-1])} {
+			var k SessionKey
+			binary.LittleEndian.PutUint64(k[8:], fp) // bucketOf(k) = 0 with one bucket
+			ts, err := s.TombstonesOf(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want Tombstones
+			for i := 0; i < b.n; i++ {
+				if b.e[i].session == fp {
+					want.principal[want.n], want.until[want.n] = b.e[i].principal, b.e[i].until
+					want.n++
 				}
-				n++
+			}
+			if ts == nil {
+				ts = &Tombstones{}
+			}
+			// (The store's scratch keeps stale entries past n.)
+			if ts.n != want.n || !slices.Equal(ts.principal[:ts.n], want.principal[:want.n]) || !slices.Equal(ts.until[:ts.n], want.until[:want.n]) {
+				t.Fatalf("scan of %x found %+v, decode %+v", fp, *ts, want)
 			}
 		}
-		if ts.n != n {
-			t.Fatalf("scan found %d entries, decode %d", ts.n, n)
-		}
 	})
+}
+
+// TestAnyFirstByteIsExact compares anyFirstByte with a loop over the
+// entries, for every byte value, on full buckets whose entries' first bytes
+// are all alike, all distinct, and at random.
+func TestAnyFirstByteIsExact(t *testing.T) {
+	full := make([]byte, MaxBucketBytes)
+	rnd := uint64(0x9E3779B97F4A7C15)
+	for round := 0; round < 300; round++ {
+		for i := 0; i < bucketEntries; i++ {
+			rnd = rnd*6364136223846793005 + 1442695040888963407
+			switch {
+			case round == 0:
+				full[1+i*tombEntryBytes] = 0x80
+			case round == 1:
+				full[1+i*tombEntryBytes] = byte(i * 37)
+			default:
+				full[1+i*tombEntryBytes] = byte(rnd >> 56)
+			}
+		}
+		for b := 0; b < 256; b++ {
+			want := false
+			for i := 0; i < bucketEntries; i++ {
+				want = want || full[1+i*tombEntryBytes] == byte(b)
+			}
+			if got := anyFirstByte(full, byte(b)); got != want {
+				t.Fatalf("round %d: anyFirstByte(%x) = %v, want %v", round, b, got, want)
+			}
+		}
+	}
 }
 
 // FuzzObserveEviction drives a record with arbitrary streams, kinds and
