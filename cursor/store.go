@@ -164,8 +164,11 @@ func (s *Store) get(key *[]byte, t table, i uint32) ([]byte, uint32, error) {
 // read reads record slot i as candidate c, decoding it into the scratch
 // record of candidate c (valid until the next decode of that candidate).
 func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
-	v, cas, err := s.get(&s.keys[c], tableRecords, i)
-	key := s.keys[c]
+	// The key built here, not through get: one call less in the VM for
+	// each candidate of every resume.
+	key := s.slotKey(s.keys[c], tableRecords, i)
+	s.keys[c] = key
+	v, cas, err := s.Data.Get(key)
 	sl := slot{key: key, rec: s.scratch(c)}
 	switch {
 	case isNotFound(err):

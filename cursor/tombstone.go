@@ -148,7 +148,10 @@ func (t *Tombstones) LiveFor(p Principal, now uint32) bool {
 // time only when the session has a tombstone. The result is nil when k has
 // none, else the store's scratch memory, valid until the next TombstonesOf.
 func (s *Store) TombstonesOf(k SessionKey) (*Tombstones, error) {
-	v, _, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
+	// The key built here, not through get: one call less in the VM on the
+	// path of every request with a session (~340 instructions).
+	s.bucketKey = s.slotKey(s.bucketKey, tableTombstones, s.bucketOf(k))
+	v, _, err := s.Data.Get(s.bucketKey)
 	if err != nil {
 		if isNotFound(err) {
 			return nil, nil

@@ -61,11 +61,13 @@ func (o *readOrder) saw(guarded bool) {
 
 // routeHeaders reads what a request's route and headers say: the transport
 // of its route (TransportNone: not guarded) and, for a guarded request, its
-// headers. ok is false when the host cannot return :path or, for a guarded
-// request, the map, or returns a map that is malformed: the request passes,
-// and OnHttpRequestHeaders counts it. Both orders of p.order read and
+// headers, into h (a pointer, not a result: a struct copied out of the call
+// costs every guarded request its copy in the VM). ok is false when the
+// host cannot return :path or, for a guarded request, the map, or returns a
+// map that is malformed: the request passes, and OnHttpRequestHeaders
+// counts it. Both orders of p.order read and
 // decide alike.
-func routeHeaders(p *pluginContext) (t cursor.Transport, h requestHeaders, ok bool) {
+func routeHeaders(p *pluginContext, h *requestHeaders) (t cursor.Transport, ok bool) {
 	var routeName string
 	if p.matchByName {
 		if b, err := proxywasm.GetProperty(propRouteName); err == nil {
@@ -75,7 +77,7 @@ func routeHeaders(p *pluginContext) (t cursor.Transport, h requestHeaders, ok bo
 	var path string
 	mapRead := p.matchByPath && p.order.mapFirst()
 	if mapRead {
-		if path, ok = readHeaderMap(p.cfg.PrincipalHeader, &h); !ok {
+		if path, ok = readHeaderMap(p.cfg.PrincipalHeader, h); !ok {
 			// Whether the request is guarded decides whether this counts
 			// as a fail-open, as in the other order: :path alone says.
 			mapRead = false
@@ -86,7 +88,7 @@ func routeHeaders(p *pluginContext) (t cursor.Transport, h requestHeaders, ok bo
 		// every request of the mesh ~3 % in Wasm).
 		var err error
 		if path, err = proxywasm.GetHttpRequestHeader(":path"); err != nil && err != types.ErrorStatusNotFound {
-			return cursor.TransportNone, h, false
+			return cursor.TransportNone, false
 		}
 	}
 	t = p.cfg.Match(routeName, path)
@@ -94,12 +96,12 @@ func routeHeaders(p *pluginContext) (t cursor.Transport, h requestHeaders, ok bo
 		p.order.saw(t != cursor.TransportNone)
 	}
 	if t == cursor.TransportNone {
-		return t, h, true
+		return t, true
 	}
 	if !mapRead {
-		mapPath, ok := readHeaderMap(p.cfg.PrincipalHeader, &h)
+		mapPath, ok := readHeaderMap(p.cfg.PrincipalHeader, h)
 		if !ok {
-			return t, h, false
+			return t, false
 		}
 		if !p.matchByPath {
 			path = mapPath // matched by route name: the query's path is the map's
@@ -108,7 +110,7 @@ func routeHeaders(p *pluginContext) (t cursor.Transport, h requestHeaders, ok bo
 	if t == cursor.TransportSSE {
 		h.addQuerySession(path)
 	}
-	return t, h, true
+	return t, true
 }
 
 // needsPath reports whether any route entry matches on a path prefix.

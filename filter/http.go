@@ -85,7 +85,8 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	}
 	// Guarded or not, from the route name or :path, and the headers of a
 	// guarded request (headers.go).
-	t, req, ok := routeHeaders(p)
+	var req requestHeaders
+	t, ok := routeHeaders(p, &req)
 	if h.transport = t; ok && t == cursor.TransportNone {
 		return action
 	}
@@ -147,7 +148,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		rec, policy.Unknown = nil, cursor.UnknownForward
 	}
 	d := cursor.Decide(h.transport, last, rec, policy)
-	return h.apply(d, method, last != "", now)
+	return h.apply(&d, method, last != "", now)
 }
 
 // setSession sets the stream's session: its shared-data key. session may be
@@ -159,10 +160,11 @@ func (h *httpContext) setSession(session string) {
 	}
 }
 
-// apply carries out a resume decision on the request; resume reports that
-// it carried a cursor, now is the time a tombstone is written at (unused
-// without a session).
-func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now uint32) types.Action {
+// apply carries out a resume decision on the request (by pointer: a
+// Decision copied into the call costs every resume its copy in the VM);
+// resume reports that it carried a cursor, now is the time a tombstone is
+// written at (unused without a session).
+func (h *httpContext) apply(d *cursor.Decision, method string, resume bool, now uint32) types.Action {
 	p := h.plugin
 	if d.Detected() {
 		if d.Reason == cursor.ReasonDrainRace {
@@ -179,7 +181,7 @@ func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now u
 			// untagged_cursor: passthrough; when this stops moving, the
 			// rollout window is over.
 			p.metrics.untaggedPassthrough.inc()
-			h.passed(&d, now)
+			h.passed(d, now)
 		}
 		return types.ActionContinue
 	case cursor.ForwardCursor:
@@ -198,13 +200,13 @@ func (h *httpContext) apply(d cursor.Decision, method string, resume bool, now u
 		if d.Rewound {
 			p.metrics.rewinds.inc()
 		}
-		h.passed(&d, now)
+		h.passed(d, now)
 		return types.ActionContinue
 	}
 
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
-	h.logDecision(&d, resume, now)
+	h.logDecision(d, resume, now)
 	if h.hasSession && d.Tombstones() && h.known {
 		// Only a session the upstream served to this request's principal
 		// here is tombstoned, and only for that principal (principal.go).
@@ -311,7 +313,7 @@ func (h *httpContext) countReinit(r cursor.Reason) {
 // logDetection writes the warn line the seed names as the cheapest detector:
 // it fires for every drain race and cross-transport cursor, whatever the
 // policy does about it.
-func (h *httpContext) logDetection(d cursor.Decision) {
+func (h *httpContext) logDetection(d *cursor.Decision) {
 	var b strings.Builder
 	b.WriteString("mcp-resume-guard: ")
 	switch {
