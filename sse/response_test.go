@@ -9,68 +9,32 @@ import (
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 )
 
+// methodBeforeResponse names the events of kindCases on which ResponseKind
+// parts from Classify (classify.go): an object with "method" before
+// "result" or "error" is a response to Classify, no response to
+// ResponseKind (its cursor stays plain, as a request's).
+var methodBeforeResponse = map[string]bool{
+	"result after method and id is a response": true,
+	"error after method is an error":           true,
+	"response with escaped result key":         true,
+}
+
+// TestResponseKind runs ResponseKind on Classify's table: it must answer
+// what Classify answers about a response (responseOnly), but where the
+// two part by rule.
 func TestResponseKind(t *testing.T) {
-	big := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + strings.Repeat("z", 600)
-	for _, tc := range []struct {
-		name      string
-		typ, data string
-		truncated bool
-		want      cursor.EventKind
-	}{
-		{"Go result", "", goResult, false, cursor.KindResponse},
-		{"Go nil result (neither result nor error)", "", goNilResult, false, cursor.KindResponse},
-		{"Go error", "", goError, false, cursor.KindError},
-		{"Go notification", "", goNotification, false, cursor.KindOther},
-		{"Go request", "", goRequest, false, cursor.KindOther},
-		{"TypeScript result first", "", tsResult, false, cursor.KindResponse},
-		{"TypeScript error", "", tsError, false, cursor.KindError},
-		{"TypeScript notification with id and result inside params", "", tsNotification, false, cursor.KindOther},
-		{"TypeScript request with id last", "", tsRequest, false, cursor.KindOther},
-		{"Python result with string id", "", pyResult, false, cursor.KindResponse},
-		{"Python error", "", pyError, false, cursor.KindError},
-		{"Python notification", "", pyNotification, false, cursor.KindOther},
-		{"Python request without params", "", pyRequest, false, cursor.KindOther},
-		{"spaced separators", "", pySpaced, false, cursor.KindResponse},
-		{"message type", "message", respJSON, false, cursor.KindResponse},
-		{"other event type", "endpoint", respJSON, false, cursor.KindOther},
-		{"error with null id", "", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`, false, cursor.KindError},
-		{"error without id", "", `{"jsonrpc":"2.0","error":{"code":-32700,"message":"parse"}}`, false, cursor.KindError},
-		{"null result", "", `{"jsonrpc":"2.0","id":7,"result":null}`, false, cursor.KindResponse},
-		{"nil result, id first", "", `{"id":"x","jsonrpc":"2.0"}`, false, cursor.KindResponse},
-		{"result decides before a later error", "", `{"id":1,"result":{},"error":{}}`, false, cursor.KindResponse},
-		{"error decides before a later result", "", `{"id":1,"error":{},"result":{}}`, false, cursor.KindError},
-		{"method decides before a later result (Classify: response)", "", `{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, false, cursor.KindOther},
-		{"method decides before a later error (Classify: error)", "", `{"method":"x","error":{"code":1}}`, false, cursor.KindOther},
-		{"method decides before a later id", "", `{"method":"x","id":1}`, false, cursor.KindOther},
-		{"result before method", "", `{"result":1,"method":"x"}`, false, cursor.KindResponse},
-		{"nested keys only", "", `{"jsonrpc":"2.0","params":{"id":1,"result":2}}`, false, cursor.KindOther},
-		{"escaped result key", "", `{"r\u0065sult":1}`, false, cursor.KindResponse},
-		{"key text inside a string value", "", `{"jsonrpc":"2.0","x":"\",\"result\":{"}`, false, cursor.KindOther},
-		{"leading whitespace", "", " \t\r\n" + goError, false, cursor.KindError},
-		{"not JSON", "", "hello", false, cursor.KindOther},
-		{"empty", "", "", false, cursor.KindOther},
-		{"blank", "", " \n", true, cursor.KindOther},
-		{"a number", "", "42", false, cursor.KindOther},
-		{"empty object", "", "{}", false, cursor.KindOther},
-
-		{"truncated, no key visible", "", `{"jsonrpc":"2.0","i`, true, cursor.KindResponse},
-		{"truncated inside the method string", "", `{"jsonrpc":"2.0","method":"notif`, true, cursor.KindResponse},
-		{"truncated after the method string", "", `{"jsonrpc":"2.0","method":"n"`, true, cursor.KindOther},
-		{"truncated inside the result value", "", big[:DataPrefixBytes], true, cursor.KindResponse},
-		{"truncated inside the error value", "", `{"id":1,"error":{"code":`, true, cursor.KindError},
-		{"untruncated broken object", "", `{"jsonrpc":"2.0"`, false, cursor.KindOther},
-
-		{"batch: a result wins", "", "[" + goNotification + "," + goError + "," + goResult + "]", false, cursor.KindResponse},
-		{"batch: errors only", "", "[" + goError + ", " + goNotification + "]", false, cursor.KindError},
-		{"batch: no response", "", "[" + goNotification + "," + goRequest + "]", false, cursor.KindOther},
-		{"batch: nil result", "", "[" + goNotification + "," + goNilResult + "]", false, cursor.KindResponse},
-		{"batch: cut element", "", "[" + goNotification + `,{"jsonrpc":"2.0"`, true, cursor.KindResponse},
-		{"batch: scalars", "", `[1,"x",null]`, false, cursor.KindOther},
-		{"empty batch", "", "[]", false, cursor.KindOther},
-	} {
-		if got := ResponseKind([]byte(tc.typ), []byte(tc.data), tc.truncated); got != tc.want {
-			t.Errorf("%s: ResponseKind(%q, %q, %v) = %v, want %v", tc.name, tc.typ, tc.data, tc.truncated, got, tc.want)
+	parted := 0
+	for _, tc := range kindCases {
+		want := responseOnly(tc.want)
+		if methodBeforeResponse[tc.name] {
+			want, parted = cursor.KindOther, parted+1
 		}
+		if got := ResponseKind([]byte(tc.typ), []byte(tc.data), tc.truncated); got != want {
+			t.Errorf("%s: ResponseKind(%q, %q, %v) = %v, want %v", tc.name, tc.typ, tc.data, tc.truncated, got, want)
+		}
+	}
+	if parted != len(methodBeforeResponse) {
+		t.Fatalf("%d of the %d events ResponseKind parts from Classify on are in kindCases: a name changed", parted, len(methodBeforeResponse))
 	}
 }
 
