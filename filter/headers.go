@@ -65,8 +65,7 @@ func (o *readOrder) saw(guarded bool) {
 // costs every guarded request its copy in the VM). ok is false when the
 // host cannot return :path or, for a guarded request, the map, or returns a
 // map that is malformed: the request passes, and OnHttpRequestHeaders
-// counts it. Both orders of p.order read and
-// decide alike.
+// counts it. Both orders of p.order read and decide alike.
 func routeHeaders(p *pluginContext, h *requestHeaders) (t cursor.Transport, ok bool) {
 	var routeName string
 	if p.matchByName {
