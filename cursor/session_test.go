@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"hash/fnv"
 	"strconv"
@@ -31,8 +32,9 @@ func TestSessionTagFixedWidth(t *testing.T) {
 
 // TestKeyOfUnchanged pins the session digest: shared-data keys and records
 // are found by it, so a build that computed another digest for the same ID
-// would lose every watermark of a rolling upgrade. IDs of every length from
-// 0 to 64 bytes (each tail length of the 8-byte steps, and UUIDs' 36).
+// would lose every watermark of a rolling upgrade, and so would halves
+// (lo, hi) read otherwise. IDs of every length from 0 to 64 bytes (each
+// tail length of the 8-byte steps, and UUIDs' 36).
 func TestKeyOfUnchanged(t *testing.T) {
 	const src = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_!~"
 	for n, want := range map[int]string{
@@ -50,6 +52,11 @@ func TestKeyOfUnchanged(t *testing.T) {
 	for n := 0; n <= 64; n++ {
 		k := KeyOf(src[:n])
 		h.Write(k[:])
+		// The halves slots and buckets are chosen by, and a tombstone's
+		// fingerprint: the key's two little-endian words.
+		if k.lo() != binary.LittleEndian.Uint64(k[:8]) || k.hi() != binary.LittleEndian.Uint64(k[8:]) {
+			t.Errorf("KeyOf(%q): lo %#x hi %#x, want the little-endian words of %x", src[:n], k.lo(), k.hi(), k[:])
+		}
 	}
 	if got := h.Sum64(); got != 0x59b487bcfb2bc51d {
 		t.Errorf("the digests of the IDs of 0..64 bytes changed: FNV-1a of them %#x, want 0x59b487bcfb2bc51d", got)

@@ -163,8 +163,9 @@ func appendUint32(dst []byte, v uint32) []byte {
 // get reads slot i of table t with its key built in *key (a scratch buffer
 // that serves one table: the records' two candidates, the tombstone
 // buckets), where the caller finds it, valid until the next read through
-// that buffer. (The key is not returned as well: a fourth result cost
-// every read ~80 instructions in the VM.)
+// that buffer: the read-modify-write paths' read. The two reads of every
+// request and resume (TombstonesOf, read) make its two steps themselves,
+// one call less each in the VM.
 func (s *Store) get(key *[]byte, t table, i uint32) ([]byte, uint32, error) {
 	*key = s.slotKey(*key, t, i)
 	return s.Data.Get(*key)
@@ -203,18 +204,14 @@ func (s *Store) decode(c int, v []byte) (ok bool, err error) {
 }
 
 // scratch returns the scratch record of candidate c, its buffers made on
-// first use (by makeScratch: scratch itself stays small enough to inline).
+// first use.
 func (s *Store) scratch(c int) *Record {
 	d := &s.recs[c]
 	if d.text == nil {
-		d.makeScratch()
+		d.rec.Tails = make([]Tail, 0, MaxTails+1) // +1: Observe appends before it evicts
+		d.text = make([]byte, 0, decodedTextBytes)
 	}
 	return &d.rec
-}
-
-func (d *decoded) makeScratch() {
-	d.rec.Tails = make([]Tail, 0, MaxTails+1) // +1: Observe appends before it evicts
-	d.text = make([]byte, 0, decodedTextBytes)
 }
 
 // stillOurs reports whether key still holds the value just written from

@@ -196,6 +196,9 @@ func (s *Store) TombstonesOf(k SessionKey) (*Tombstones, error) {
 // (exact as a whole: no entry starting with b is missed, none reported that
 // does not).
 func anyFirstByte(full []byte, b byte) bool {
+	// One lane per entry: the word holds eight (a bucket of any other
+	// size does not compile).
+	const _ = uint(bucketEntries-8) + uint(8-bucketEntries)
 	_ = full[1+7*tombEntryBytes]
 	x := uint64(full[1]) | uint64(full[1+tombEntryBytes])<<8 |
 		uint64(full[1+2*tombEntryBytes])<<16 | uint64(full[1+3*tombEntryBytes])<<24 |

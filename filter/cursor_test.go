@@ -2,6 +2,7 @@ package main
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -275,11 +276,15 @@ func TestDebugDecisionLinesOnlyWhenWritten(t *testing.T) {
 // raised to debug while the VM runs (Envoy's POST /logging?wasm=debug)
 // gets the debug decision lines from the next second on: the level the
 // plugin asked stands for the rest of its second, and not longer. Resumes
-// within that second make no further ask.
+// within that second make no further ask. The host's wall clock is stepped
+// (SetClock), not waited for.
 func TestDebugLevelRaisedWhileRunning(t *testing.T) {
 	h := (&harness{t: t, kind: wasm, vms: 1}).withHostLogLevel("info")
 	h.start(testConfig)
 	host := h.d.(*wasmDriver).host
+	var sec atomic.Int64
+	sec.Store(time.Now().Unix())
+	host.SetClock(func() time.Time { return time.Unix(sec.Load(), 0) })
 	h.toolCall("s-1", "e-1", "e-2", false)
 	stripped := func() int {
 		return strings.Count(strings.Join(h.d.logs(logDebug), "\n"), "decision=stripped")
@@ -290,8 +295,7 @@ func TestDebugLevelRaisedWhileRunning(t *testing.T) {
 			t.Fatalf("resume refused: %s", reason)
 		}
 	}
-	// Start right after a second begins, so that the resumes below share it.
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+	sec.Add(1) // a second no resume has asked in yet
 	asks := host.HostCalls()["proxy_get_log_level"]
 	resume()
 	if err := host.SetLogLevel("debug"); err != nil {
@@ -305,7 +309,7 @@ func TestDebugLevelRaisedWhileRunning(t *testing.T) {
 	if n := stripped(); n != 0 {
 		t.Errorf("%d debug lines in the second the level was info, want 0", n)
 	}
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+	sec.Add(1)
 	resume()
 	if n := stripped(); n != 1 {
 		t.Errorf("%d debug lines once the level was debug for a new second, want 1", n)

@@ -75,11 +75,12 @@ func routeHeaders(p *pluginContext, h *requestHeaders) (t cursor.Transport, ok b
 	}
 	var path string
 	mapRead := p.matchByPath && p.order.mapFirst()
+	mapBroken := false
 	if mapRead {
 		if path, ok = readHeaderMap(p.cfg.PrincipalHeader, h); !ok {
 			// Whether the request is guarded decides whether this counts
 			// as a fail-open, as in the other order: :path alone says.
-			mapRead = false
+			mapRead, mapBroken = false, true
 		}
 	}
 	if p.matchByPath && !mapRead {
@@ -96,6 +97,9 @@ func routeHeaders(p *pluginContext, h *requestHeaders) (t cursor.Transport, ok b
 	}
 	if t == cursor.TransportNone {
 		return t, true
+	}
+	if mapBroken {
+		return t, false // not asked for again
 	}
 	if !mapRead {
 		mapPath, ok := readHeaderMap(p.cfg.PrincipalHeader, h)

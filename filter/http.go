@@ -181,7 +181,9 @@ func (h *httpContext) apply(d *cursor.Decision, method string, resume bool, now 
 			// untagged_cursor: passthrough; when this stops moving, the
 			// rollout window is over.
 			p.metrics.untaggedPassthrough.inc()
-			h.passed(d, now)
+			if p.debugLogged(now) { // a debug line (Envoy's default info level drops it)
+				h.logDecision(d, true)
+			}
 		}
 		return types.ActionContinue
 	case cursor.ForwardCursor:
@@ -200,13 +202,15 @@ func (h *httpContext) apply(d *cursor.Decision, method string, resume bool, now 
 		if d.Rewound {
 			p.metrics.rewinds.inc()
 		}
-		h.passed(d, now)
+		if p.debugLogged(now) {
+			h.logDecision(d, true)
+		}
 		return types.ActionContinue
 	}
 
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
-	h.logDecision(d, resume, now)
+	h.logDecision(d, resume)
 	if h.hasSession && d.Tombstones() && h.known {
 		// Only a session the upstream served to this request's principal
 		// here is tombstoned, and only for that principal (principal.go).
@@ -228,20 +232,16 @@ func (h *httpContext) apply(d *cursor.Decision, method string, resume bool, now 
 	return types.ActionPause
 }
 
-// logDecision writes the decision line of a judged request: every refusal at
-// info level, every resume (a request with a cursor) that passes at debug,
-// and that line only when the host writes debug lines (debugLogged:
-// Envoy's default info level does not). Requests without a cursor that
-// pass are not logged: they are the ordinary traffic. The line is built in
-// the plugin's reused buffer: a resume allocates nothing for it. now is the
-// request's clock reading (0: none).
+// logDecision writes the decision line of a judged request: a refusal at
+// info level, a resume (a request with a cursor) that passes at debug.
+// Requests without a cursor that pass are not logged: they are the ordinary
+// traffic. A passing resume's line is asked for only when the host writes
+// debug lines (debugLogged: Envoy's default info level does not). The line
+// is built in the plugin's reused buffer: a resume allocates nothing for it.
 //
 //	mcp-resume-guard: decision session=1a2b3c4d decision=rewound resume=true reason=drain_race from=cursor route_transport=http
-func (h *httpContext) logDecision(d *cursor.Decision, resume bool, now uint32) {
+func (h *httpContext) logDecision(d *cursor.Decision, resume bool) {
 	p := h.plugin
-	if d.Action != cursor.Reinit && !p.debugLogged(now) {
-		return // a debug line the host would drop
-	}
 	b := append(p.logBuf[:0], "mcp-resume-guard: decision session="...)
 	if h.hasSession {
 		b = h.key.AppendTag(b)
@@ -281,17 +281,6 @@ func (h *httpContext) logDecision(d *cursor.Decision, resume bool, now uint32) {
 		// level writes nothing for them.
 		logDebugBytes(b)
 	}
-}
-
-// passed logs a decision that lets a resume pass (logDecision: only a
-// request with a cursor is logged when it passes), with no call when the
-// host's level, asked this second, drops debug lines (debugLogged's first
-// case, tested here so that it inlines).
-func (h *httpContext) passed(d *cursor.Decision, now uint32) {
-	if p := h.plugin; now+1 == p.levelNext && !p.debugOn {
-		return
-	}
-	h.logDecision(d, true, now)
 }
 
 func (h *httpContext) countReinit(r cursor.Reason) {

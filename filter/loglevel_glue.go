@@ -9,12 +9,19 @@ import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 // ABI glue), asked at most once per second of now, the clock a resume reads
 // anyway, or, for decisions made without reading the clock (now 0: a legacy
 // reconnect without a session), once per unclockedAsks of them. A host that
-// cannot say gets the line.
+// cannot say gets the line. The answer of this second is tested here, small
+// enough to inline into every caller; the rest is askLogLevel.
 func (p *pluginContext) debugLogged(now uint32) bool {
-	switch {
-	case now != 0 && now+1 == p.levelNext:
+	if now != 0 && now+1 == p.levelNext {
 		return p.debugOn
-	case now == 0 && p.unclockedLeft > 0:
+	}
+	return p.askLogLevel(now)
+}
+
+// askLogLevel is debugLogged when the level was not asked in the second of
+// now: the answer kept for a clockless decision, or the host's.
+func (p *pluginContext) askLogLevel(now uint32) bool {
+	if now == 0 && p.unclockedLeft > 0 {
 		p.unclockedLeft--
 		return p.debugOn
 	}

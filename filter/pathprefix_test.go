@@ -166,9 +166,15 @@ func TestReadOrderCountsFailOpenAlike(t *testing.T) {
 		if got := h.counter("fail_open_total"); got != before {
 			t.Fatalf("an unguarded request with a broken map counted %d fail-opens, want 0", got-before)
 		}
+		maps := host.HostCalls()["proxy_get_header_map_pairs"]
 		h.request("POST", "/mcp", [2]string{"mcp-session-id", "s-1"})
 		if got := h.counter("fail_open_total"); got != before+1 {
 			t.Fatalf("a guarded request with a broken map counted %d fail-opens, want 1", got-before)
+		}
+		// The broken map is not asked for a second time once :path said
+		// the request is guarded.
+		if n := host.HostCalls()["proxy_get_header_map_pairs"] - maps; n != 1 {
+			t.Errorf("the guarded request read the broken map %d times, want 1", n)
 		}
 	})
 }

@@ -117,7 +117,9 @@ const maxFreeContexts = 256
 // reference on proxy_on_delete without calling the context again. A
 // context whose stream is destroyed without a log callback is left to the GC.
 func (p *pluginContext) release(h *httpContext) {
-	if h.tail != nil { // OnHttpStreamDone failed before returning it
+	if h.tail != nil {
+		// A resume's tail whose response was not rewritten, or one
+		// OnHttpStreamDone failed before returning.
 		p.putTail(h.tail)
 	}
 	*h = httpContext{plugin: p}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -80,7 +81,8 @@ type Options struct {
 type Host struct {
 	opts     Options
 	log      *slog.Logger
-	level    atomic.Uint32 // a LogLevel: SetLogLevel changes it while VMs run
+	level    atomic.Uint32                    // a LogLevel: SetLogLevel changes it while VMs run
+	clock    atomic.Pointer[func() time.Time] // SetClock's; nil: time.Now
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	vms      []*VM
@@ -275,6 +277,26 @@ func (h *Host) SetLogLevel(level string) error {
 	}
 	h.level.Store(uint32(l))
 	return nil
+}
+
+// SetClock makes now the wall clock the guests read (WASI's realtime
+// clock_time_get), while the VMs run: tests of time-driven behaviour step it
+// instead of sleeping. nil restores time.Now. The monotonic clock is not
+// affected.
+func (h *Host) SetClock(now func() time.Time) {
+	if now == nil {
+		h.clock.Store(nil)
+		return
+	}
+	h.clock.Store(&now)
+}
+
+// wallClock is the guests' wall clock (SetClock).
+func (h *Host) wallClock() time.Time {
+	if now := h.clock.Load(); now != nil {
+		return (*now)()
+	}
+	return time.Now()
 }
 
 // Close stops the tick timers and releases every VM.

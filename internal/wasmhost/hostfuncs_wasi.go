@@ -119,11 +119,11 @@ func wasiEnvironGet(vm *VM, mem api.Memory, st []uint64) {
 var monoStart = time.Now()
 
 // clock_time_get: realtime (0) and monotonic (1); other clocks ENOTSUP.
-func wasiClockTimeGet(_ *VM, mem api.Memory, st []uint64) {
+func wasiClockTimeGet(vm *VM, mem api.Memory, st []uint64) {
 	var t uint64
 	switch u32(st, 0) {
 	case 0:
-		t = uint64(time.Now().UnixNano())
+		t = uint64(vm.host.wallClock().UnixNano())
 	case 1:
 		t = uint64(time.Since(monoStart).Nanoseconds()) + 1
 	default:
