@@ -172,6 +172,10 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	if rep.ResumeFloor, err = interleave(resumeWorkload(g, pop), resumeWorkload(f, pop), o.Requests, o.Rounds); err != nil {
 		return err
 	}
+	o.progress("the floor against passthrough: %d rounds of %d requests per side", o.Rounds, o.Requests)
+	if rep.RequestFloorOverhead, err = interleave(requestWorkload(f, pop), requestWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
 	o.progress("unguarded requests: %d rounds of %d requests per side", o.Rounds, o.Requests)
 	if rep.Unguarded, err = interleave(unguardedWorkload(g, pop), unguardedWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
 		return err

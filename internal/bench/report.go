@@ -31,8 +31,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.RequestFloor.A(), r.RequestFloor.B(), f.RequestFloorRatio, rounds(r.RequestFloor.Rounds),
 		r.ResumeFloor.A(), r.ResumeFloor.B(), f.ResumeFloorRatio, rounds(r.ResumeFloor.Rounds),
 		mbps(r.SSEFloor.A()), mbps(r.SSEFloor.B()), inverse(r.SSEFloor.Ratio()))
-	p("floor against passthrough (what the ABI glue and Go runtime cost for those calls): request %.3f, resume %.3f",
-		r.RequestFloor.B()/max(r.Request.B(), 1), r.ResumeFloor.B()/max(r.Resume.B(), 1))
+	p("floor against passthrough (what the ABI glue, the Go runtime and the host cost for those calls): request %.0f vs %.0f ns -> %.3f (rounds %s); resume %.3f (from the two comparisons above)",
+		r.RequestFloorOverhead.A(), r.RequestFloorOverhead.B(), f.RequestFloorOverheadRatio, rounds(r.RequestFloorOverhead.Rounds),
+		r.ResumeFloor.B()/max(r.Resume.B(), 1))
 	p("unguarded (a path no route matches): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
 		r.Unguarded.A(), r.Unguarded.B(), f.UnguardedOverheadRatio, rounds(r.Unguarded.Rounds))
 	p("unguarded against its floor (pathfloor: one :path read): guard %.0f ns, pathfloor %.0f ns -> ratio %.3f (rounds %s); pathfloor against passthrough %.3f",
@@ -76,9 +77,16 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, ps := range r.Profiles {
 		WriteProfiles(&b, "time per guest callback, "+ps.Name, ps.Guard, ps.Base)
 	}
-	if m := f.Missed(); len(m) > 0 {
+	out := f.OutOfReach()
+	if len(out) > 0 {
+		p("OUT OF REACH ON THIS MACHINE (the job's floor misses the target too): %s", strings.Join(out, "; "))
+	}
+	switch m := f.Missed(); {
+	case len(m) > 0:
 		p("MISSED: %s", strings.Join(m, "; "))
-	} else {
+	case len(out) > 0:
+		p("every other target holds")
+	default:
 		p("all targets hold")
 	}
 	p("elapsed %s", r.Elapsed.Round(1e8))

@@ -85,8 +85,10 @@ type Report struct {
 	TombstonesFloor, TombstonesFloorOverhead                  Pair
 	TombstonesWritten, TombstoneBuckets, TombstoneMaxSessions int
 	// The guard against the floor plugin (only the host calls it cannot
-	// do without), same workloads.
+	// do without), same workloads; RequestFloorOverhead the floor against
+	// passthrough on the request workload.
 	RequestFloor, ResumeFloor, SSEFloor Pair
+	RequestFloorOverhead                Pair
 	// Unguarded is the guard against the passthrough plugin on requests
 	// whose path no route matches.
 	Unguarded Pair
@@ -197,6 +199,10 @@ type Figures struct {
 	// TombstonesFloorOverheadRatio that floor over passthrough: how much
 	// of request_overhead_ratio_tombstones the job's host calls take.
 	TombstonesFloorRatio, TombstonesFloorOverheadRatio float64
+	// RequestFloorOverheadRatio is the floor plugin over passthrough on
+	// the request workload: how much of request_overhead_ratio the job's
+	// host calls take on this machine.
+	RequestFloorOverheadRatio float64
 }
 
 // Figures derives the claims.
@@ -221,6 +227,7 @@ func (r *Report) Figures() Figures {
 
 		TombstonesFloorRatio:         r.TombstonesFloor.Ratio(),
 		TombstonesFloorOverheadRatio: r.TombstonesFloorOverhead.Ratio(),
+		RequestFloorOverheadRatio:    r.RequestFloorOverhead.Ratio(),
 	}
 	if v := r.V8; v != nil {
 		f.V8RequestOverheadRatio = v.Request.Ratio()
@@ -290,6 +297,23 @@ var Targets = []struct {
 	// request_overhead_ratio_tombstones no guard can avoid.
 	{"tombstones_floor_ratio", true, 1.3},
 	{"tombstones_floor_overhead_ratio", true, 0},
+	// The floor plugin over passthrough on the request workload, for
+	// information: the share of request_overhead_ratio no guard can avoid.
+	{"request_floor_overhead_ratio", true, 0},
+}
+
+// floorOf names, for a target against passthrough, the figure of its job's
+// floor against passthrough measured in the same run, and the floor ratio
+// that holds the guard. The same code executes the same instructions on
+// every machine, but what a host call costs against a callback that does
+// nothing is the machine's: the request floor's 1.92 x passthrough in
+// instructions timed 2.18 x on one machine and 2.74 x on another
+// (docs/performance.md). Where the floor alone misses the target, no plugin
+// doing the job meets it there; the figure is then reported out of reach,
+// not missed, and the floor ratio's target still holds the guard.
+var floorOf = map[string]struct{ floor, holder string }{
+	"request_overhead_ratio":            {"request_floor_overhead_ratio", "request_floor_ratio"},
+	"request_overhead_ratio_tombstones": {"tombstones_floor_overhead_ratio", "tombstones_floor_ratio"},
 }
 
 func (f Figures) values() []float64 {
@@ -299,26 +323,49 @@ func (f Figures) values() []float64 {
 		f.VMMemoryGrowthMiB, f.SharedBytesPerSession, f.SharedMiBAfterChurn,
 		f.SSEFloorRatio, f.EventIDBytesAdded,
 		f.V8RequestOverheadRatio, f.V8UnguardedOverheadRatio, f.V8ResumeOverheadRatio, f.V8HostShareRequest,
-		f.UnguardedFloorRatio, f.TombstonesFloorRatio, f.TombstonesFloorOverheadRatio}
+		f.UnguardedFloorRatio, f.TombstonesFloorRatio, f.TombstonesFloorOverheadRatio,
+		f.RequestFloorOverheadRatio}
 }
 
 // Missed lists the targets a report misses, as "name=value (target ≤ x)".
+// A target its job's floor misses too is out of reach (OutOfReach), not
+// missed.
 func (f Figures) Missed() []string {
-	var out []string
-	for i, v := range f.values() {
+	missed, _ := f.judge()
+	return missed
+}
+
+// OutOfReach lists the targets against passthrough that the guard misses
+// while its job's floor, in the same run, misses them as well (floorOf):
+// "name=value (target ≤ x; the floor alone y; holder holds the guard)".
+func (f Figures) OutOfReach() []string {
+	_, out := f.judge()
+	return out
+}
+
+func (f Figures) judge() (missed, outOfReach []string) {
+	values := f.values()
+	byName := make(map[string]float64, len(values))
+	for i, v := range values {
+		byName[Targets[i].Name] = v
+	}
+	for i, v := range values {
 		t := Targets[i]
-		if t.Limit == 0 {
+		if t.Limit == 0 || (t.Max && v <= t.Limit) || (!t.Max && v >= t.Limit) {
 			continue
 		}
-		if (t.Max && v > t.Limit) || (!t.Max && v < t.Limit) {
-			op := "≥"
-			if t.Max {
-				op = "≤"
-			}
-			out = append(out, fmt.Sprintf("%s=%s (target %s %s)", t.Name, format(v), op, format(t.Limit)))
+		op := "≥"
+		if t.Max {
+			op = "≤"
 		}
+		line := t.Name + "=" + format(v) + " (target " + op + " " + format(t.Limit)
+		if fl, ok := floorOf[t.Name]; ok && byName[fl.floor] > t.Limit {
+			outOfReach = append(outOfReach, line+"; the floor alone "+format(byName[fl.floor])+"; "+fl.holder+" holds the guard)")
+			continue
+		}
+		missed = append(missed, line+")")
 	}
-	return out
+	return missed, outOfReach
 }
 
 // WriteBench writes one BENCH name=value line per figure, in Targets order.

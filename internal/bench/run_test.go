@@ -24,6 +24,7 @@ func TestWriteBench(t *testing.T) {
 		UnguardedFloor:          Pair{Rounds: []float64{1.2}},
 		TombstonesFloor:         Pair{Rounds: []float64{1.1}},
 		TombstonesFloorOverhead: Pair{Rounds: []float64{2.2}}, // information only
+		RequestFloorOverhead:    Pair{Rounds: []float64{1.4}}, // information only
 		V8Compile:               Pair{Rounds: []float64{2.5}}, // information only
 		WasmBytes:               1300, PassthroughWasmBytes: 1000,
 		MemoryAtFrom: 8 << 20, MemoryAtTo: 8<<20 + 1<<19,
@@ -63,7 +64,8 @@ func TestWriteBench(t *testing.T) {
 		"BENCH v8_host_share_request=0.150\n" +
 		"BENCH unguarded_floor_ratio=1.200\n" +
 		"BENCH tombstones_floor_ratio=1.100\n" +
-		"BENCH tombstones_floor_overhead_ratio=2.200\n"
+		"BENCH tombstones_floor_overhead_ratio=2.200\n" +
+		"BENCH request_floor_overhead_ratio=1.400\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
@@ -130,5 +132,45 @@ func TestWasmSizeTarget(t *testing.T) {
 		if got != c.missed {
 			t.Errorf("wasm_size_ratio=%v: missed %v, want %v (%q)", c.ratio, got, c.missed, missed)
 		}
+	}
+}
+
+// TestOutOfReach: a figure against passthrough whose job's floor, in the
+// same run, misses the target as well is out of reach, not missed; where the
+// floor meets it, or was not measured, the guard's miss is a miss.
+func TestOutOfReach(t *testing.T) {
+	for _, c := range []struct {
+		name                     string
+		guard, floor             float64
+		missed, outOfReach, text string
+	}{
+		{"floor misses too", 2.8, 2.6, "", "request_overhead_ratio_tombstones=2.800 (target ≤ 2.500; the floor alone 2.600; tombstones_floor_ratio holds the guard)", "every other target holds"},
+		{"floor meets it", 2.8, 2.4, "request_overhead_ratio_tombstones=2.800 (target ≤ 2.500)", "", "MISSED: request_overhead_ratio_tombstones"},
+		{"floor at the target", 2.8, 2.5, "request_overhead_ratio_tombstones=2.800 (target ≤ 2.500)", "", "MISSED"},
+		{"floor not measured", 2.8, 0, "request_overhead_ratio_tombstones=2.800 (target ≤ 2.500)", "", "MISSED"},
+		{"guard meets it", 2.4, 2.6, "", "", "all targets hold"},
+	} {
+		// sse_floor_ratio is a floor to stay above: met here.
+		f := Figures{RequestTombstonesRatio: c.guard, TombstonesFloorOverheadRatio: c.floor, SSEFloorRatio: 1}
+		if got := strings.Join(f.Missed(), "|"); got != c.missed {
+			t.Errorf("%s: missed %q, want %q", c.name, got, c.missed)
+		}
+		if got := strings.Join(f.OutOfReach(), "|"); got != c.outOfReach {
+			t.Errorf("%s: out of reach %q, want %q", c.name, got, c.outOfReach)
+		}
+		rep := &Report{
+			RequestTombstones:       Pair{Rounds: []float64{c.guard}},
+			TombstonesFloorOverhead: Pair{Rounds: []float64{c.floor}},
+			SSEFloor:                Pair{Rounds: []float64{1}},
+		}
+		var text strings.Builder
+		if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), c.text) {
+			t.Errorf("%s: text report lacks %q: %v\n%s", c.name, c.text, err, text.String())
+		}
+	}
+	// The request workload's floor is looked up by its own figure.
+	f := Figures{RequestOverheadRatio: 2.9, RequestFloorOverheadRatio: 2.7, SSEFloorRatio: 1}
+	if m, o := f.Missed(), f.OutOfReach(); len(m) != 0 || len(o) != 1 || !strings.Contains(o[0], "request_floor_ratio holds the guard") {
+		t.Errorf("request: missed %q, out of reach %q", m, o)
 	}
 }
