@@ -169,24 +169,36 @@ func checkOracle(t *testing.T, text []byte) {
 	}
 }
 
+// kindSeeds are the events both kind fuzz targets (FuzzClassify,
+// FuzzResponseKind) start from: the SDKs' layouts, batches, escapes and
+// cuts inside a string.
+var kindSeeds = []string{respJSON, notifJSON, reqJSON, "[" + respJSON + "," + notifJSON + "]", `{"a":[{"b":"\"`, "[[[[", `{"id":`,
+	goNilResult, goError, tsResult, tsNotification, pyNotification, "[" + goError + "," + goNotification + "]",
+	`{"r\u0065sult":1}`, `{"method":"x","params":{"result":1},"id":"\"\\"}`}
+
+// fuzzedEvent is a kind fuzz target's input: the whole data checked by
+// check against its oracle when it is valid JSON (encoding/json decides),
+// then cut at cut; it returns the data classified and whether it was cut.
+func fuzzedEvent(t *testing.T, data []byte, cut uint16, check func(*testing.T, []byte)) ([]byte, bool) {
+	if json.Valid(data) {
+		check(t, data)
+	}
+	if int(cut) < len(data) {
+		return data[:cut], true
+	}
+	return data, false
+}
+
 // FuzzClassify checks that any data prefix, cut anywhere, classifies
 // without panicking, that a non-message event type is never a JSON-RPC
 // kind, and, for valid JSON (encoding/json decides), that Classify agrees
 // with the oracle on the whole data and on every prefix of it.
 func FuzzClassify(f *testing.F) {
-	for _, s := range []string{respJSON, notifJSON, reqJSON, "[" + respJSON + "," + notifJSON + "]", `{"a":[{"b":"\"`, "[[[[", `{"id":`,
-		goNilResult, goError, tsResult, tsNotification, pyNotification, "[" + goError + "," + goNotification + "]",
-		`{"r\u0065sult":1}`, `{"method":"x","params":{"result":1},"id":"\"\\"}`} {
+	for _, s := range kindSeeds {
 		f.Add([]byte(s), uint16(len(s)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
-		if json.Valid(data) {
-			checkOracle(t, data)
-		}
-		truncated := int(cut) < len(data)
-		if truncated {
-			data = data[:cut]
-		}
+		data, truncated := fuzzedEvent(t, data, cut, checkOracle)
 		k := Classify(nil, data, truncated)
 		if k == cursor.KindPriming || k > cursor.KindError {
 			t.Fatalf("Classify(%q) = %v", data, k)
