@@ -12,7 +12,9 @@
 //	go run ./internal/tools/bench -overheads    # only the wazero request, resume, floor, unguarded and SSE figures
 //
 // It exits 1 when a measure fails; a missed target is reported, not an
-// error (-strict makes it one).
+// error (-strict makes it one). A target against passthrough that the job's
+// floor misses too in the same run is reported out of reach on the
+// machine, never an error: its floor ratio holds the guard there.
 package main
 
 import (
@@ -33,7 +35,7 @@ func main() {
 	o := bench.DefaultOptions()
 	quick := flag.Bool("quick", false, "a small run: every figure, little precision")
 	dir := flag.String("dir", "build", "`directory` for the built modules")
-	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
+	strict := flag.Bool("strict", false, "exit 1 when a target is missed (not one out of reach: its job's floor misses it too)")
 	rounds := flag.Int("rounds", 0, "interleaved rounds per comparison (default 9)")
 	churn := flag.Int("churn", 0, "sessions through the churn measure (default 1000000)")
 	tombstones := flag.Bool("tombstones", false, "only measure request_overhead_ratio_tombstones (the request overhead on a table that has seen 3 x max_sessions tombstones)")
