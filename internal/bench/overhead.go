@@ -184,6 +184,9 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	if rep.UnguardedFloor, err = interleave(unguardedWorkload(g, pop), unguardedWorkload(pf, pop), o.Requests, o.Rounds); err != nil {
 		return err
 	}
+	if rep.UnguardedFloorOverhead, err = interleave(unguardedWorkload(pf, pop), unguardedWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
 
 	rep.Sessions, rep.FullSessions = o.Sessions, o.FullSessions
 	if o.FullSessions > 0 {

@@ -36,8 +36,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.ResumeFloor.B()/max(r.Resume.B(), 1))
 	p("unguarded (a path no route matches): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
 		r.Unguarded.A(), r.Unguarded.B(), f.UnguardedOverheadRatio, rounds(r.Unguarded.Rounds))
-	p("unguarded against its floor (pathfloor: one :path read): guard %.0f ns, pathfloor %.0f ns -> ratio %.3f (rounds %s); pathfloor against passthrough %.3f",
-		r.UnguardedFloor.A(), r.UnguardedFloor.B(), f.UnguardedFloorRatio, rounds(r.UnguardedFloor.Rounds), r.UnguardedFloor.B()/max(r.Unguarded.B(), 1))
+	p("unguarded against its floor (pathfloor: one :path read): guard %.0f ns, pathfloor %.0f ns -> ratio %.3f (rounds %s); pathfloor against passthrough %.0f vs %.0f ns -> %.3f (rounds %s)",
+		r.UnguardedFloor.A(), r.UnguardedFloor.B(), f.UnguardedFloorRatio, rounds(r.UnguardedFloor.Rounds),
+		r.UnguardedFloorOverhead.A(), r.UnguardedFloorOverhead.B(), f.UnguardedFloorOverheadRatio, rounds(r.UnguardedFloorOverhead.Rounds))
 	if r.FullSessions > 0 {
 		p("with %d sessions for max_sessions %d (more lookups read both candidate slots; evicted sessions have no record): request ratio %.3f (%.0f ns), resume ratio %.3f (%.0f ns)",
 			r.FullSessions, DefaultMaxSessions, r.RequestFull.Ratio(), r.RequestFull.A(), r.ResumeFull.Ratio(), r.ResumeFull.A())

@@ -23,9 +23,10 @@ func TestWriteBench(t *testing.T) {
 		SSEFloor:                Pair{Rounds: []float64{1.1}}, // 0.909, within the floor's 1.15
 		UnguardedFloor:          Pair{Rounds: []float64{1.2}},
 		TombstonesFloor:         Pair{Rounds: []float64{1.1}},
-		TombstonesFloorOverhead: Pair{Rounds: []float64{2.2}}, // information only
-		RequestFloorOverhead:    Pair{Rounds: []float64{1.4}}, // information only
-		V8Compile:               Pair{Rounds: []float64{2.5}}, // information only
+		TombstonesFloorOverhead: Pair{Rounds: []float64{2.2}},  // information only
+		RequestFloorOverhead:    Pair{Rounds: []float64{1.4}},  // information only
+		UnguardedFloorOverhead:  Pair{Rounds: []float64{1.05}}, // information only
+		V8Compile:               Pair{Rounds: []float64{2.5}},  // information only
 		WasmBytes:               1300, PassthroughWasmBytes: 1000,
 		MemoryAtFrom: 8 << 20, MemoryAtTo: 8<<20 + 1<<19,
 		PerSession:        SharedUsage{Bytes: 2600, Live: 10},
@@ -65,7 +66,8 @@ func TestWriteBench(t *testing.T) {
 		"BENCH unguarded_floor_ratio=1.200\n" +
 		"BENCH tombstones_floor_ratio=1.100\n" +
 		"BENCH tombstones_floor_overhead_ratio=2.200\n" +
-		"BENCH request_floor_overhead_ratio=1.400\n"
+		"BENCH request_floor_overhead_ratio=1.400\n" +
+		"BENCH unguarded_floor_overhead_ratio=1.050\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
@@ -168,9 +170,18 @@ func TestOutOfReach(t *testing.T) {
 			t.Errorf("%s: text report lacks %q: %v\n%s", c.name, c.text, err, text.String())
 		}
 	}
-	// The request workload's floor is looked up by its own figure.
+	// The request and unguarded workloads' floors are looked up by their
+	// own figures.
 	f := Figures{RequestOverheadRatio: 2.9, RequestFloorOverheadRatio: 2.7, SSEFloorRatio: 1}
 	if m, o := f.Missed(), f.OutOfReach(); len(m) != 0 || len(o) != 1 || !strings.Contains(o[0], "request_floor_ratio holds the guard") {
 		t.Errorf("request: missed %q, out of reach %q", m, o)
+	}
+	f = Figures{UnguardedOverheadRatio: 1.8, UnguardedFloorOverheadRatio: 1.7, SSEFloorRatio: 1}
+	if m, o := f.Missed(), f.OutOfReach(); len(m) != 0 || len(o) != 1 || !strings.Contains(o[0], "unguarded_floor_ratio holds the guard") {
+		t.Errorf("unguarded: missed %q, out of reach %q", m, o)
+	}
+	f.UnguardedFloorOverheadRatio = 1.2
+	if m := f.Missed(); len(m) != 1 || !strings.HasPrefix(m[0], "unguarded_overhead_ratio=1.800 (target ≤ 1.300)") {
+		t.Errorf("unguarded with its floor within 1.3: missed %q", m)
 	}
 }
