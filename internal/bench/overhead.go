@@ -172,8 +172,11 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	if rep.ResumeFloor, err = interleave(resumeWorkload(g, pop), resumeWorkload(f, pop), o.Requests, o.Rounds); err != nil {
 		return err
 	}
-	o.progress("the floor against passthrough: %d rounds of %d requests per side", o.Rounds, o.Requests)
+	o.progress("the floor against passthrough: %d rounds of %d requests, then resumes, per side", o.Rounds, o.Requests)
 	if rep.RequestFloorOverhead, err = interleave(requestWorkload(f, pop), requestWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
+		return err
+	}
+	if rep.ResumeFloorOverhead, err = interleave(resumeWorkload(f, pop), resumeWorkload(ps, pop), o.Requests, o.Rounds); err != nil {
 		return err
 	}
 	o.progress("unguarded requests: %d rounds of %d requests per side", o.Rounds, o.Requests)
@@ -216,6 +219,9 @@ func overheads(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 		return fmt.Errorf("bench: the guard tagged no events in the SSE benchmark")
 	}
 	if rep.SSEFloor, err = interleave(sseWorkload(g, pop, stream), sseWorkload(f, pop, stream), o.Streams, o.Rounds); err != nil {
+		return err
+	}
+	if rep.SSEFloorOverhead, err = interleave(sseWorkload(f, pop, stream), sseWorkload(c, pop, stream), o.Streams, o.Rounds); err != nil {
 		return err
 	}
 

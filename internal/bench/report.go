@@ -31,9 +31,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.RequestFloor.A(), r.RequestFloor.B(), f.RequestFloorRatio, rounds(r.RequestFloor.Rounds),
 		r.ResumeFloor.A(), r.ResumeFloor.B(), f.ResumeFloorRatio, rounds(r.ResumeFloor.Rounds),
 		mbps(r.SSEFloor.A()), mbps(r.SSEFloor.B()), inverse(r.SSEFloor.Ratio()))
-	p("floor against passthrough (what the ABI glue, the Go runtime and the host cost for those calls): request %.0f vs %.0f ns -> %.3f (rounds %s); resume %.3f (from the two comparisons above)",
+	p("floor against passthrough (what the ABI glue, the Go runtime and the host cost for those calls): request %.0f vs %.0f ns -> %.3f (rounds %s); resume %.0f vs %.0f ns -> %.3f (rounds %s); SSE against passthrough-copy %.0f vs %.0f MB/s -> %.3f",
 		r.RequestFloorOverhead.A(), r.RequestFloorOverhead.B(), f.RequestFloorOverheadRatio, rounds(r.RequestFloorOverhead.Rounds),
-		r.ResumeFloor.B()/max(r.Resume.B(), 1))
+		r.ResumeFloorOverhead.A(), r.ResumeFloorOverhead.B(), f.ResumeFloorOverheadRatio, rounds(r.ResumeFloorOverhead.Rounds),
+		mbps(r.SSEFloorOverhead.A()), mbps(r.SSEFloorOverhead.B()), f.SSEFloorThroughputRatio)
 	p("unguarded (a path no route matches): guard %.0f ns, passthrough %.0f ns -> ratio %.3f (rounds %s)",
 		r.Unguarded.A(), r.Unguarded.B(), f.UnguardedOverheadRatio, rounds(r.Unguarded.Rounds))
 	p("unguarded against its floor (pathfloor: one :path read): guard %.0f ns, pathfloor %.0f ns -> ratio %.3f (rounds %s); pathfloor against passthrough %.0f vs %.0f ns -> %.3f (rounds %s)",

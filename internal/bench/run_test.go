@@ -26,6 +26,8 @@ func TestWriteBench(t *testing.T) {
 		TombstonesFloorOverhead: Pair{Rounds: []float64{2.2}},  // information only
 		RequestFloorOverhead:    Pair{Rounds: []float64{1.4}},  // information only
 		UnguardedFloorOverhead:  Pair{Rounds: []float64{1.05}}, // information only
+		ResumeFloorOverhead:     Pair{Rounds: []float64{2.5}},  // information only
+		SSEFloorOverhead:        Pair{Rounds: []float64{4}},    // information only: 0.25
 		V8Compile:               Pair{Rounds: []float64{2.5}},  // information only
 		WasmBytes:               1300, PassthroughWasmBytes: 1000,
 		MemoryAtFrom: 8 << 20, MemoryAtTo: 8<<20 + 1<<19,
@@ -67,7 +69,9 @@ func TestWriteBench(t *testing.T) {
 		"BENCH tombstones_floor_ratio=1.100\n" +
 		"BENCH tombstones_floor_overhead_ratio=2.200\n" +
 		"BENCH request_floor_overhead_ratio=1.400\n" +
-		"BENCH unguarded_floor_overhead_ratio=1.050\n"
+		"BENCH unguarded_floor_overhead_ratio=1.050\n" +
+		"BENCH resume_floor_overhead_ratio=2.500\n" +
+		"BENCH sse_floor_throughput_ratio=0.250\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
@@ -152,8 +156,7 @@ func TestOutOfReach(t *testing.T) {
 		{"floor not measured", 2.8, 0, "request_overhead_ratio_tombstones=2.800 (target ≤ 2.500)", "", "MISSED"},
 		{"guard meets it", 2.4, 2.6, "", "", "all targets hold"},
 	} {
-		// sse_floor_ratio is a floor to stay above: met here.
-		f := Figures{RequestTombstonesRatio: c.guard, TombstonesFloorOverheadRatio: c.floor, SSEFloorRatio: 1}
+		f := Figures{RequestTombstonesRatio: c.guard, TombstonesFloorOverheadRatio: c.floor}
 		if got := strings.Join(f.Missed(), "|"); got != c.missed {
 			t.Errorf("%s: missed %q, want %q", c.name, got, c.missed)
 		}
@@ -163,7 +166,6 @@ func TestOutOfReach(t *testing.T) {
 		rep := &Report{
 			RequestTombstones:       Pair{Rounds: []float64{c.guard}},
 			TombstonesFloorOverhead: Pair{Rounds: []float64{c.floor}},
-			SSEFloor:                Pair{Rounds: []float64{1}},
 		}
 		var text strings.Builder
 		if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), c.text) {
@@ -172,16 +174,30 @@ func TestOutOfReach(t *testing.T) {
 	}
 	// The request and unguarded workloads' floors are looked up by their
 	// own figures.
-	f := Figures{RequestOverheadRatio: 2.9, RequestFloorOverheadRatio: 2.7, SSEFloorRatio: 1}
+	f := Figures{RequestOverheadRatio: 2.9, RequestFloorOverheadRatio: 2.7}
 	if m, o := f.Missed(), f.OutOfReach(); len(m) != 0 || len(o) != 1 || !strings.Contains(o[0], "request_floor_ratio holds the guard") {
 		t.Errorf("request: missed %q, out of reach %q", m, o)
 	}
-	f = Figures{UnguardedOverheadRatio: 1.8, UnguardedFloorOverheadRatio: 1.7, SSEFloorRatio: 1}
+	f = Figures{UnguardedOverheadRatio: 1.8, UnguardedFloorOverheadRatio: 1.7}
 	if m, o := f.Missed(), f.OutOfReach(); len(m) != 0 || len(o) != 1 || !strings.Contains(o[0], "unguarded_floor_ratio holds the guard") {
 		t.Errorf("unguarded: missed %q, out of reach %q", m, o)
 	}
 	f.UnguardedFloorOverheadRatio = 1.2
 	if m := f.Missed(); len(m) != 1 || !strings.HasPrefix(m[0], "unguarded_overhead_ratio=1.800 (target ≤ 1.300)") {
 		t.Errorf("unguarded with its floor within 1.3: missed %q", m)
+	}
+	// A target to stay above (SSE throughput against copying): out of
+	// reach when the floor is below it too, missed when the floor is not.
+	f = Figures{SSEThroughputRatio: 0.1, SSEFloorThroughputRatio: 0.08}
+	if m, o := f.Missed(), f.OutOfReach(); len(m) != 0 || len(o) != 1 || !strings.Contains(o[0], "sse_floor_ratio holds the guard") {
+		t.Errorf("sse: missed %q, out of reach %q", m, o)
+	}
+	f.SSEFloorThroughputRatio = 0.5
+	if m := f.Missed(); len(m) != 1 || !strings.HasPrefix(m[0], "sse_throughput_ratio=0.100 (target ≥ 0.400)") {
+		t.Errorf("sse with its floor above 0.4: missed %q", m)
+	}
+	// A figure of 0 was not measured (a partial run): never missed.
+	if m, o := (Figures{}).Missed(), (Figures{}).OutOfReach(); len(m) != 0 || len(o) != 0 {
+		t.Errorf("nothing measured: missed %q, out of reach %q", m, o)
 	}
 }
