@@ -172,32 +172,33 @@ func TestOutOfReach(t *testing.T) {
 			t.Errorf("%s: text report lacks %q: %v\n%s", c.name, c.text, err, text.String())
 		}
 	}
-	// The request and unguarded workloads' floors are looked up by their
-	// own figures.
-	f := Figures{RequestOverheadRatio: 2.9, RequestFloorOverheadRatio: 2.7}
-	if m, o := f.Missed(), f.OutOfReach(); len(m) != 0 || len(o) != 1 || !strings.Contains(o[0], "request_floor_ratio holds the guard") {
-		t.Errorf("request: missed %q, out of reach %q", m, o)
-	}
-	f = Figures{UnguardedOverheadRatio: 1.8, UnguardedFloorOverheadRatio: 1.7}
-	if m, o := f.Missed(), f.OutOfReach(); len(m) != 0 || len(o) != 1 || !strings.Contains(o[0], "unguarded_floor_ratio holds the guard") {
-		t.Errorf("unguarded: missed %q, out of reach %q", m, o)
-	}
-	f.UnguardedFloorOverheadRatio = 1.2
-	if m := f.Missed(); len(m) != 1 || !strings.HasPrefix(m[0], "unguarded_overhead_ratio=1.800 (target ≤ 1.300)") {
-		t.Errorf("unguarded with its floor within 1.3: missed %q", m)
-	}
-	// A target to stay above (SSE throughput against copying): out of
-	// reach when the floor is below it too, missed when the floor is not.
-	f = Figures{SSEThroughputRatio: 0.1, SSEFloorThroughputRatio: 0.08}
-	if m, o := f.Missed(), f.OutOfReach(); len(m) != 0 || len(o) != 1 || !strings.Contains(o[0], "sse_floor_ratio holds the guard") {
-		t.Errorf("sse: missed %q, out of reach %q", m, o)
-	}
-	f.SSEFloorThroughputRatio = 0.5
-	if m := f.Missed(); len(m) != 1 || !strings.HasPrefix(m[0], "sse_throughput_ratio=0.100 (target ≥ 0.400)") {
-		t.Errorf("sse with its floor above 0.4: missed %q", m)
-	}
-	// A figure of 0 was not measured (a partial run): never missed.
-	if m, o := (Figures{}).Missed(), (Figures{}).OutOfReach(); len(m) != 0 || len(o) != 0 {
-		t.Errorf("nothing measured: missed %q, out of reach %q", m, o)
+	// Every figure against a baseline finds its own floor, whichever way
+	// its target points; a figure of 0 was not measured (a partial run)
+	// and is never missed.
+	for _, c := range []struct {
+		name               string
+		f                  Figures
+		missed, outOfReach string
+	}{
+		{"request", Figures{RequestOverheadRatio: 2.9, RequestFloorOverheadRatio: 2.7}, "",
+			"request_overhead_ratio=2.900 (target ≤ 2.500; the floor alone 2.700; request_floor_ratio holds the guard)"},
+		{"resume", Figures{ResumeOverheadRatio: 6.5, ResumeFloorOverheadRatio: 6.2}, "",
+			"resume_overhead_ratio=6.500 (target ≤ 6.000; the floor alone 6.200; resume_floor_ratio holds the guard)"},
+		{"unguarded", Figures{UnguardedOverheadRatio: 1.8, UnguardedFloorOverheadRatio: 1.7}, "",
+			"unguarded_overhead_ratio=1.800 (target ≤ 1.300; the floor alone 1.700; unguarded_floor_ratio holds the guard)"},
+		{"unguarded, floor within 1.3", Figures{UnguardedOverheadRatio: 1.8, UnguardedFloorOverheadRatio: 1.2},
+			"unguarded_overhead_ratio=1.800 (target ≤ 1.300)", ""},
+		{"SSE throughput, floor below 0.4", Figures{SSEThroughputRatio: 0.1, SSEFloorThroughputRatio: 0.08}, "",
+			"sse_throughput_ratio=0.100 (target ≥ 0.400; the floor alone 0.080; sse_floor_ratio holds the guard)"},
+		{"SSE throughput, floor above 0.4", Figures{SSEThroughputRatio: 0.1, SSEFloorThroughputRatio: 0.5},
+			"sse_throughput_ratio=0.100 (target ≥ 0.400)", ""},
+		{"nothing measured", Figures{}, "", ""},
+	} {
+		if got := strings.Join(c.f.Missed(), "|"); got != c.missed {
+			t.Errorf("%s: missed %q, want %q", c.name, got, c.missed)
+		}
+		if got := strings.Join(c.f.OutOfReach(), "|"); got != c.outOfReach {
+			t.Errorf("%s: out of reach %q, want %q", c.name, got, c.outOfReach)
+		}
 	}
 }
