@@ -1023,10 +1023,8 @@ func TestStoreUpdateReadsOneSlotWhenTheFirstHoldsTheSession(t *testing.T) {
 		reads, want := f.gets, 2
 		if first {
 			want, inFirst = 1, inFirst+1
-		} else if rec, _ := s.Load(k, 11); rec != nil {
-			inSecond++
 		} else {
-			continue // evicted meanwhile by a later session: nothing to check
+			inSecond++
 		}
 		if reads != want {
 			t.Fatalf("s-%d (first slot %v): the second tail read %d slots, want %d", i, first, reads, want)

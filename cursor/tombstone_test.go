@@ -61,12 +61,12 @@ func FuzzDecodeTombstone(f *testing.F) {
 		}
 		// The scan of the first entry's session agrees with the decode,
 		// and so does the scan of a session whose fingerprint differs
-		// from it in the first byte only, or not at all (the value's last
-		// byte says which): the first-byte filters of the scan.
+		// from it in the first byte only (by the value's last byte, at
+		// least 1): the first-byte filters of the scan.
 		f := newFakeShared()
 		s := newStore(f, 4, 3600)
 		f.m[string(s.slotKey(nil, tableTombstones, 0))] = fakeEntry{value: v, cas: 1}
-		for _, fp := range []uint64{b.e[0].session, b.e[0].session ^ uint64(v[len(v)-1])} {
+		for _, fp := range []uint64{b.e[0].session, b.e[0].session ^ uint64(v[len(v)-1]|1)} {
 			var k SessionKey
 			binary.LittleEndian.PutUint64(k[8:], fp) // bucketOf(k) = 0 with one bucket
 			ts, err := s.TombstonesOf(k)
@@ -89,6 +89,47 @@ func FuzzDecodeTombstone(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTombstonesOfFullBucket: on a full bucket, a session none of whose
+// entries' fingerprints starts with its first byte has no tombstone (the
+// word-wide filter's answer), nor does one whose fingerprint shares an
+// entry's first byte only; a session with entries finds each of them.
+func TestTombstonesOfFullBucket(t *testing.T) {
+	f := newFakeShared()
+	s := newStore(f, 4, 3600) // one bucket: every session's
+	mine := KeyOf("mine")
+	var full bucket
+	for i := range full.e {
+		// Entries 0 and 1 start with mine's first byte (0 is mine's own
+		// fingerprint, 1 differs in its second byte); the others start
+		// with another byte.
+		fp := mine.hi() ^ uint64(i)<<8
+		if i >= 2 {
+			fp = mine.hi() ^ uint64(i)<<56 ^ 0x55 // another first byte
+		}
+		full.e[i] = tombEntry{session: fp, principal: Principal(100 + i), until: uint32(1000 + i)}
+	}
+	full.n = bucketEntries
+	v := appendBucket(nil, &full)
+	if len(v) != MaxBucketBytes {
+		t.Fatalf("a full bucket encodes to %d bytes, want MaxBucketBytes %d", len(v), MaxBucketBytes)
+	}
+	f.m[string(s.slotKey(nil, tableTombstones, 0))] = fakeEntry{value: v, cas: 1}
+
+	var none SessionKey // a fingerprint whose first byte no entry has
+	binary.LittleEndian.PutUint64(none[8:], mine.hi()^0xAA)
+	var sameFirst SessionKey // entry 1's first byte, another fingerprint
+	binary.LittleEndian.PutUint64(sameFirst[8:], mine.hi()^1<<16)
+	for name, k := range map[string]SessionKey{"no first byte in common": none, "first byte in common": sameFirst} {
+		if ts, err := s.TombstonesOf(k); err != nil || ts != nil {
+			t.Errorf("%s: TombstonesOf = %+v, %v; want none", name, ts, err)
+		}
+	}
+	ts, err := s.TombstonesOf(mine)
+	if err != nil || ts == nil || ts.n != 1 || ts.principal[0] != 100 || ts.until[0] != 1000 {
+		t.Fatalf("mine: TombstonesOf = %+v, %v; want its one entry (principal 100, until 1000)", ts, err)
+	}
 }
 
 // TestAnyFirstByteIsExact compares anyFirstByte with a loop over the

@@ -12,7 +12,9 @@ import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 // cannot say gets the line. The answer of this second is tested here, small
 // enough to inline into every caller; the rest is askLogLevel.
 func (p *pluginContext) debugLogged(now uint32) bool {
-	if now != 0 && now+1 == p.levelNext {
+	// now 0 (no clock reading) never matches: levelNext is 0 or 1 + a
+	// reading, never 1.
+	if now+1 == p.levelNext {
 		return p.debugOn
 	}
 	return p.askLogLevel(now)

@@ -280,7 +280,7 @@ func (h *Host) SetLogLevel(level string) error {
 }
 
 // SetClock makes now the wall clock the guests read (WASI's realtime
-// clock_time_get), while the VMs run: tests of time-driven behaviour step it
+// clock_time_get and proxy_get_current_time_nanoseconds), while the VMs run: tests of time-driven behaviour step it
 // instead of sleeping. nil restores time.Now. The monotonic clock is not
 // affected.
 func (h *Host) SetClock(now func() time.Time) {

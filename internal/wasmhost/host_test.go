@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -549,5 +550,32 @@ func TestLifecycleDeferredLog(t *testing.T) {
 	// proxy_on_delete: its late proxy_on_log finds nothing to log.
 	if lines := logs.Lines("probe-log"); len(lines) != 0 {
 		t.Fatalf("probe-log after delete: %q", lines)
+	}
+}
+
+// TestSetClockSetsBothWallClocks: SetClock moves the wall clock a guest
+// reads through WASI and through proxy_get_current_time_nanoseconds alike,
+// and nil restores the real one.
+func TestSetClockSetsBothWallClocks(t *testing.T) {
+	h, _ := newHost(t, "probe", Options{})
+	clocks := func() (wasi, proxy string) {
+		res, err := h.Simulate(Exchange{Request: get("/", Header{"x-test", "clock"}), Response: ok200()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Response.Value("x-clock-wasi"), res.Response.Value("x-clock-proxy")
+	}
+	h.SetClock(func() time.Time { return time.Unix(1234567890, 0) })
+	if wasi, proxy := clocks(); wasi != "1234567890" || proxy != "1234567890/0" {
+		t.Fatalf("with the clock set: WASI %q, proxy-wasm %q; want 1234567890 and 1234567890/0 (status OK)", wasi, proxy)
+	}
+	h.SetClock(nil)
+	wasi, proxy := clocks()
+	proxySec, _, _ := strings.Cut(proxy, "/")
+	now := time.Now().Unix()
+	for _, v := range []string{wasi, proxySec} {
+		if sec, err := strconv.ParseInt(v, 10, 64); err != nil || sec < now-60 || sec > now {
+			t.Fatalf("with the clock restored: WASI %q, proxy-wasm %q; want about %d", wasi, proxy, now)
+		}
 	}
 }

@@ -149,8 +149,8 @@ func proxyGetLogLevel(vm *VM, mem api.Memory, st []uint64) {
 	ret(st, StatusOK)
 }
 
-func proxyGetCurrentTime(_ *VM, mem api.Memory, st []uint64) {
-	if !mem.WriteUint64Le(u32(st, 0), uint64(time.Now().UnixNano())) {
+func proxyGetCurrentTime(vm *VM, mem api.Memory, st []uint64) {
+	if !mem.WriteUint64Le(u32(st, 0), uint64(vm.host.wallClock().UnixNano())) {
 		ret(st, StatusInvalidMemoryAccess)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
@@ -74,6 +75,12 @@ type httpContext struct {
 // note keeps a copy of v for the response: values read from the host are
 // only valid until the callback returns (the ABI glue reuses their memory).
 func (c *httpContext) note(k, v string) { c.seen = append(c.seen, [2]string{k, strings.Clone(v)}) }
+
+// getCurrentTimeNanoseconds is the ABI's wall clock, which the SDK does not
+// wrap.
+//
+//go:wasmimport env proxy_get_current_time_nanoseconds
+func getCurrentTimeNanoseconds(ns *uint64) uint32
 
 func errString(err error) string {
 	if err == nil {
@@ -154,6 +161,14 @@ func (c *httpContext) OnHttpRequestHeaders(numHeaders int, endOfStream bool) typ
 		err := proxywasm.SetSharedData("probe:x", []byte("v"), 0)
 		_, _, gerr := proxywasm.GetSharedData("probe:x")
 		c.note("x-shared-err", errString(err)+"/"+errString(gerr))
+	}
+	if c.tests["clock"] {
+		// The two wall clocks a guest can read: WASI's (time.Now) and the
+		// proxy-wasm ABI's own.
+		var ns uint64
+		st := getCurrentTimeNanoseconds(&ns)
+		c.note("x-clock-wasi", strconv.FormatInt(time.Now().Unix(), 10))
+		c.note("x-clock-proxy", strconv.FormatUint(ns/1e9, 10)+"/"+strconv.FormatUint(uint64(st), 10))
 	}
 	if c.tests["local"] || c.tests["local-twice"] {
 		if err := proxywasm.SendHttpResponse(403, [][2]string{{"x-local", "1"}}, []byte("denied by probe"), -1); err != nil {
