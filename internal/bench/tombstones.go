@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,14 +158,31 @@ func copyStore(to, from *wasmhost.Host) error {
 }
 
 // fillFloorTombstones gives the floor plugin's tombstone key of every
-// session of pop a value of a full bucket's size.
+// session of pop a value of a full bucket's size, and checks that the
+// floor's lookup of one of them reads that key: the floor writes its key
+// itself (plugins/floor), and keys that parted would measure misses.
 func fillFloorTombstones(h *wasmhost.Host, pop *population) error {
 	full := make([]byte, cursor.MaxBucketBytes)
+	key := func(s string) string { k := cursor.KeyOf(s); return "floor:tombstone:" + string(k[:]) }
 	for _, s := range pop.sessions {
-		k := cursor.KeyOf(s)
-		if st := h.SharedDataSet("floor:tombstone:"+string(k[:]), full, 0); st != wasmhost.StatusOK {
+		if st := h.SharedDataSet(key(s), full, 0); st != wasmhost.StatusOK {
 			return fmt.Errorf("bench: cannot fill the floor's tombstone of %s: status %d", s, st)
 		}
+	}
+	var read []string
+	h.SetSharedDataFault(func(op wasmhost.SharedDataOp, k string) bool {
+		if op == wasmhost.SharedGet {
+			read = append(read, k)
+		}
+		return false
+	})
+	_, err := h.Simulate(Request(pop.sessions[0]))
+	h.SetSharedDataFault(nil)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(read, key(pop.sessions[0])) {
+		return fmt.Errorf("bench: the floor's tombstone lookup read %q, not the key filled for it: the floor plugin and fillFloorTombstones name it differently", read)
 	}
 	return nil
 }
