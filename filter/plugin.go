@@ -185,8 +185,8 @@ func (p *pluginContext) stored(err error, what string) {
 // so each VM's sequence starts at a random point; from there it steps by an
 // odd constant (a Weyl sequence), which visits all 2^32 values before it
 // repeats (0 skipped). No two streams of one VM share a nonce until 2^32-1
-// streams have passed, and two VMs that served n streams each share one with a chance of
-// about 2n/2^32 (n independent draws each: n²/2^32). A step is one add,
+// streams have passed, and two VMs that served n streams each share one
+// with a chance of about 2n/2^32 (n independent draws each: n²/2^32). A step is one add,
 // where a draw from math/rand/v2 cost a resume ~800 instructions in the VM
 // (docs/performance.md).
 type streamNonces struct{ last uint32 }

@@ -265,7 +265,7 @@ var Targets = []Target{
 	{"resume_overhead_ratio", true, 6.0},
 	// Against passthrough-copy (issue 9): the floor plugin doing the SSE
 	// job's least (every line found, ids tagged, events with an ID
-	// classified, the watermark written) moves ~0.08 of what copying moves
+	// classified, the watermark written) moves 0.08-0.10 of what copying moves
 	// and executes ~51 times its instructions (docs/performance.md), so the
 	// figure is out of reach (floorOf) and sse_floor_ratio holds the guard.
 	{"sse_throughput_ratio", false, 0.4},
@@ -330,12 +330,13 @@ func (t Target) misses(v float64) bool {
 	return t.Limit != 0 && v != 0 && (t.Max && v > t.Limit || !t.Max && v < t.Limit)
 }
 
-// floorOf names, for a target against passthrough, the figure of its job's
-// floor against passthrough measured in the same run, and the floor ratio
-// that holds the guard. The same code executes the same instructions on
+// floorOf names, for a target against a baseline (passthrough, or
+// passthrough-copy for SSE), the figure of its job's floor against that
+// baseline measured in the same run, and the floor ratio that holds the
+// guard. The same code executes the same instructions on
 // every machine, but what a host call costs against a callback that does
 // nothing is the machine's: the request floor's 1.92 x passthrough in
-// instructions timed 2.18 x on one machine and 2.74 x on another
+// instructions timed 2.18 x on one machine and 2.54-2.77 x on another
 // (docs/performance.md). Where the floor alone misses the target, no plugin
 // doing the job meets it there; the figure is then reported out of reach,
 // not missed, and the floor ratio's target still holds the guard.
@@ -367,7 +368,7 @@ func (f Figures) Missed() []string {
 	return missed
 }
 
-// OutOfReach lists the targets against passthrough that the guard misses
+// OutOfReach lists the targets against a baseline that the guard misses
 // while its job's floor, in the same run, misses them as well (floorOf):
 // "name=value (target ≤ x; the floor alone y; holder holds the guard)".
 func (f Figures) OutOfReach() []string {

@@ -191,7 +191,8 @@ func fillFloorTombstones(h *wasmhost.Host, pop *population) error {
 // request_overhead_ratio_tombstones has seen.
 const TombstoneFactor = 3
 
-// RunTombstones measures request_overhead_ratio_tombstones alone.
+// RunTombstones measures request_overhead_ratio_tombstones and the figures
+// beside it (the same guard on an empty table, the job's floor) alone.
 func RunTombstones(ctx context.Context, w *Wasm, o Options) (*Report, error) {
 	rep := &Report{}
 	err := tombstoneOverhead(ctx, w, o, rep)
@@ -199,7 +200,8 @@ func RunTombstones(ctx context.Context, w *Wasm, o Options) (*Report, error) {
 }
 
 // WriteTombstones writes what RunTombstones measured: the method, the
-// per-round figures, and the BENCH line.
+// per-round figures, and the BENCH lines of request_overhead_ratio_tombstones,
+// tombstones_floor_ratio and tombstones_floor_overhead_ratio.
 func (r *Report) WriteTombstones(w io.Writer) error {
 	p := r.RequestTombstones
 	e := r.RequestNoTombstones

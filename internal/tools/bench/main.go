@@ -7,12 +7,12 @@
 //	go run ./internal/tools/bench -quick     # every figure, little precision
 //	go run ./internal/tools/bench -ab old.wasm  # this guard against another build
 //	go run ./internal/tools/bench -a new.wasm -ab old.wasm  # two builds
-//	go run ./internal/tools/bench -tombstones   # only request_overhead_ratio_tombstones
+//	go run ./internal/tools/bench -tombstones   # only request_overhead_ratio_tombstones and its floor
 //	go run ./internal/tools/bench -v8           # only the V8 figures (node on PATH)
 //	go run ./internal/tools/bench -overheads    # only the wazero request, resume, floor, unguarded and SSE figures
 //
 // It exits 1 when a measure fails; a missed target is reported, not an
-// error (-strict makes it one). A target against passthrough that the job's
+// error (-strict makes it one). A target against a baseline that the job's
 // floor misses too in the same run is reported out of reach on the
 // machine, never an error: its floor ratio holds the guard there.
 package main
@@ -38,7 +38,7 @@ func main() {
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed (not one out of reach: its job's floor misses it too)")
 	rounds := flag.Int("rounds", 0, "interleaved rounds per comparison (default 9)")
 	churn := flag.Int("churn", 0, "sessions through the churn measure (default 1000000)")
-	tombstones := flag.Bool("tombstones", false, "only measure request_overhead_ratio_tombstones (the request overhead on a table that has seen 3 x max_sessions tombstones)")
+	tombstones := flag.Bool("tombstones", false, "only measure request_overhead_ratio_tombstones (the request overhead on a table that has seen 3 x max_sessions tombstones) and its floor's figures")
 	v8 := flag.Bool("v8", false, "only measure the V8 figures (v8_*: the request, unguarded and resume workloads in node's V8 with Envoy's flags)")
 	overheads := flag.Bool("overheads", false, "only measure the wazero request, resume, floor, unguarded and SSE figures")
 	count := flag.String("count", "", "only run `workload:plugin:n` (e.g. resume:guard:2000; workloads request, resume, unguarded, sse (n streams), fullbucket (request on a full tombstone table); plugins guard, floor, passthrough, pathfloor, copy) for instruction counts: see bench.CountedRun")

@@ -9,8 +9,8 @@
 // (:path, :method, last-event-id, mcp-session-id) the way the guard does —
 // the whole map in one host call, scanned in place (internal/headermap) —,
 // matches :path against the route's prefix (config.PathHasPrefix: a request
-// on another route is left alone) and keeps the session's digest (cursor.KeyOf, as the guard does: no
-// copy of the ID, no allocation). A request with a session asks shared
+// on another route is left alone) and keeps the session's digest
+// (cursor.KeyOf, as the guard does: no copy of the ID, no allocation). A request with a session asks shared
 // data once for a key that does not exist: the tombstone lookup every
 // request of a session needs, with a cursor or without (a terminated
 // session is refused on every request, and a tombstone outlives the
@@ -32,8 +32,8 @@
 // to the session's watermark record when the chunk's last event with an ID
 // is a response, or overwrites a tail that was (writeTail: one
 // read-modify-write with compare-and-swap; since 2026-12-02 — without it
-// there is no watermark to resume against); at the end of a stream with a body it writes the
-// session's watermark record (one tail, encoded:
+// there is no watermark to resume against); at the end of a stream with a
+// body it writes the session's watermark record (one tail, encoded:
 // cursor.Record.AppendEncode), so that later resumes find one (the guard
 // writes a record there too).
 package main
