@@ -58,6 +58,11 @@ type Decision struct {
 	// Kind is what is known of the cursor's event: from the tail that
 	// matched it, else from a minted cursor (KindOther when nothing is).
 	Kind EventKind
+	// ResumeAfter is the upstream event ID the response stream resumes
+	// after ("" when the request goes upstream without a cursor, or is
+	// refused): the previous event of the stream's first event, so that a
+	// drain race on that event can be rewound to it.
+	ResumeAfter string
 }
 
 // Detected reports whether the decision found one of the conditions the seed
@@ -133,7 +138,9 @@ func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 	}
 	if t == TransportNone {
 		if p.Untagged == UntaggedPassthrough && valid {
-			return Decision{Action: Forward, Reason: ReasonUntagged}
+			// Forwarded as it came: the resumed stream's first event
+			// follows it all the same.
+			return Decision{Action: Forward, Reason: ReasonUntagged, ResumeAfter: cursor}
 		}
 		return Decision{Action: Reinit, Reason: ReasonUntagged}
 	}
@@ -142,59 +149,73 @@ func Decide(route Transport, cursor string, rec *Record, p Policy) Decision {
 	if rec != nil {
 		tail, atLast = rec.find(t, id)
 	}
-	if tail == nil {
-		if c.Minted && p.cursorInScope(c.Kind) {
-			return raceFromCursor(route, c, p)
-		}
+	// One truth per question: the watermark may only sharpen what the
+	// cursor says. A tail that proves the stream ended cleanly after the
+	// cursor's event makes it a normal resume; one that does not leaves the
+	// cursor's own word standing, or adds what the tail knows of the event.
+	switch {
+	case tail != nil && tail.Acked:
+	case tail != nil && tail.inScope(atLast, p):
+		return raceFromState(c, tail, atLast, p)
+	case c.Minted && p.cursorInScope(c.Kind):
+		d := raceFromCursor(route, c, p)
+		d.Tail = tail
+		return d
+	case tail == nil:
 		if p.Unknown == UnknownReinit && !p.Minting {
 			return Decision{Action: Reinit, Reason: ReasonUnknown}
 		}
-		return Decision{Action: ForwardCursor, Reason: ReasonUnknown, Cursor: id, Kind: c.Kind}
+		return Decision{Action: ForwardCursor, Reason: ReasonUnknown, Cursor: id, Kind: c.Kind, ResumeAfter: id}
 	}
-	if !atLast || tail.Acked || !p.InScope(tail.LastKind) {
-		return Decision{Action: ForwardCursor, Reason: ReasonNormal, Cursor: id, Tail: tail, Kind: tail.LastKind}
-	}
-	// The drain race: the client resumes from an event the filter saw sent
-	// on a stream that was cut before it was acknowledged.
-	race := Decision{Action: ForwardCursor, Reason: ReasonDrainRace, Cursor: id, Tail: tail, Kind: tail.LastKind}
-	if p.Replay == ReplayInclusive {
-		return race // the upstream replays the cursor's event itself
-	}
-	switch p.Unacked {
-	case UnackedObserve:
+	return Decision{Action: ForwardCursor, Reason: ReasonNormal, Cursor: id, Tail: tail, Kind: tail.kindOf(atLast), ResumeAfter: id}
+}
+
+// raceFromState answers the drain race the watermark shows: the cursor is
+// an event in scope of a stream tail that was not acknowledged (its last, or
+// the one before a last event that followed it).
+func raceFromState(c Cursor, tail *Tail, atLast bool, p Policy) Decision {
+	race := Decision{Action: ForwardCursor, Reason: ReasonDrainRace, Cursor: c.ID, Tail: tail, Kind: tail.kindOf(atLast)}
+	if p.Replay == ReplayInclusive || p.Unacked == UnackedObserve {
+		// Inclusive: the upstream replays the cursor's event itself.
+		race.ResumeAfter = c.ID
 		return race
-	case UnackedRewind:
-		// The tail's previous ID, or the cursor's when the record could not
-		// keep it (two long IDs do not fit a record together).
-		if tail.PrevID != "" {
-			race.Cursor, race.Rewound = tail.PrevID, true
-			return race
+	}
+	if p.Unacked == UnackedRewind {
+		// The tail's previous ID when the cursor is its last event, else
+		// the cursor's own (a minted cursor names the event before it; the
+		// record keeps only two IDs of a stream).
+		switch {
+		case atLast && tail.PrevID != "":
+			return race.rewound(tail.PrevID)
+		case c.HasPrev():
+			return race.rewound(c.Prev())
 		}
-		if c.HasPrev() {
-			race.Cursor, race.Rewound = c.Prev(), true
-			return race
-		}
-		// The unacked event was the stream's first: there is no earlier
-		// cursor that replays it, so only a re-initialization is safe.
+		// No earlier cursor is known that replays the unacked event:
+		// only a re-initialization is safe.
 	}
 	race.Action, race.Cursor = Reinit, ""
 	return race
 }
 
+// rewound is d forwarding prev, the event before the cursor's, instead.
+func (d Decision) rewound(prev string) Decision {
+	d.Cursor, d.Rewound, d.ResumeAfter = prev, true, prev
+	return d
+}
+
 // raceFromCursor answers a drain race known from a minted cursor alone: no
 // tail here mentions it, and it says its event was a response in scope.
 func raceFromCursor(route Transport, c Cursor, p Policy) Decision {
-	race := Decision{Action: ForwardCursor, Reason: ReasonDrainRace, Cursor: c.ID, FromCursor: true, Kind: c.Kind}
+	race := Decision{Action: ForwardCursor, Reason: ReasonDrainRace, Cursor: c.ID, FromCursor: true, Kind: c.Kind, ResumeAfter: c.ID}
 	if p.Replay == ReplayInclusive || p.Unacked == UnackedObserve {
 		return race
 	}
 	if c.HasPrev() && (p.Unacked == UnackedRewind || route == TransportSSE) {
-		race.Cursor, race.Rewound = c.Prev(), true
-		return race
+		return race.rewound(c.Prev())
 	}
 	if route == TransportSSE {
 		return race // never re-initialized by the cursor rule: observe only
 	}
-	race.Action, race.Cursor = Reinit, ""
+	race.Action, race.Cursor, race.ResumeAfter = Reinit, "", ""
 	return race
 }

@@ -271,8 +271,26 @@ var decideCases = []decideCase{
 	{name: "cursor_race/acked_tail_is_normal", route: TransportHTTP, cursor: minted(TransportHTTP, "e-104", "e-103", KindResponse),
 		rec: rec(tail(9, TransportHTTP, "e-104", "e-103", KindResponse, true)), policy: rewind,
 		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-104", stream: 9},
-	{name: "cursor_race/not_last_is_normal", route: TransportHTTP, cursor: minted(TransportHTTP, "e-103", "e-102", KindResponse),
+	// A minted result that is not its unacked tail's last event (the
+	// Python SDK's replay writes a priming event after it): the watermark
+	// proves no clean end, so the cursor's word stands (issue 31).
+	{name: "cursor_race/not_last_unacked_is_race", route: TransportHTTP, cursor: minted(TransportHTTP, "e-103", "e-102", KindResponse),
 		rec: rec(raceHTTP), policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-102", rewound: true, detected: true, fromCursor: true, stream: 9},
+	{name: "cursor_race/not_last_acked_is_normal", route: TransportHTTP, cursor: minted(TransportHTTP, "e-103", "e-102", KindResponse),
+		rec: rec(tail(9, TransportHTTP, "e-104", "e-103", KindResponse, true)), policy: rewind,
+		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-103", stream: 9},
+	// The same without minting: the tail keeps the class of its previous
+	// event, a result, and the record alone shows the race; with no earlier
+	// ID known, rewind falls back to a re-initialization.
+	{name: "drain_race/prev_result_then_priming", route: TransportHTTP, cursor: "http:e-103",
+		rec: rec(Tail{Stream: 9, Transport: TransportHTTP, LastID: "e-104", PrevID: "e-103", LastKind: KindPriming, PrevKind: KindResponse}), policy: rewind,
+		action: Reinit, reason: ReasonDrainRace, detected: true, stream: 9},
+	{name: "drain_race/prev_result_then_priming_minted", route: TransportHTTP, cursor: minted(TransportHTTP, "e-103", "e-102", KindResponse),
+		rec: rec(Tail{Stream: 9, Transport: TransportHTTP, LastID: "e-104", PrevID: "e-103", LastKind: KindPriming, PrevKind: KindResponse}), policy: rewind,
+		action: ForwardCursor, reason: ReasonDrainRace, cursorTo: "e-102", rewound: true, detected: true, stream: 9},
+	{name: "normal/prev_notification", route: TransportHTTP, cursor: "http:e-103",
+		rec: rec(Tail{Stream: 9, Transport: TransportHTTP, LastID: "e-104", PrevID: "e-103", LastKind: KindResponse, PrevKind: KindNotification}), policy: rewind,
 		action: ForwardCursor, reason: ReasonNormal, cursorTo: "e-103", stream: 9},
 	// A record that could not keep the previous ID (two long IDs) rewinds
 	// to the cursor's.
@@ -346,7 +364,7 @@ func TestDecide(t *testing.T) {
 			if d.Rewound && d.Reason != ReasonDrainRace {
 				t.Errorf("Rewound with reason %v", d.Reason)
 			}
-			if d.FromCursor && (d.Tail != nil || d.Reason != ReasonDrainRace) {
+			if d.FromCursor && d.Reason != ReasonDrainRace {
 				t.Errorf("FromCursor with tail %v, reason %v", d.Tail, d.Reason)
 			}
 			// The cursor rule never re-initializes on a legacy route.
@@ -523,10 +541,10 @@ func FuzzDecide(f *testing.F) {
 			Unknown:  UnknownPolicy(pol >> 5 & 1),
 			Minting:  pol>>6&1 == 1,
 		}
-		k := EventKind(kind % 6)
+		k, pk := EventKind(kind%6), EventKind(kind/6%6)
 		r := &Record{Session: KeyOf("s"), Tombstoned: tomb, Tails: []Tail{
-			{Stream: 1, Transport: TransportSSE, LastID: last, PrevID: prev, LastKind: k, Acked: acked},
-			{Stream: 2, Transport: TransportHTTP, LastID: last, PrevID: prev, LastKind: k, Acked: acked},
+			{Stream: 1, Transport: TransportSSE, LastID: last, PrevID: prev, LastKind: k, PrevKind: pk, Acked: acked},
+			{Stream: 2, Transport: TransportHTTP, LastID: last, PrevID: prev, LastKind: k, PrevKind: pk, Acked: acked},
 		}}
 		d := Decide(rt, cursor, r, p)
 		c, valid := ParseCursor(cursor)
@@ -575,7 +593,7 @@ func FuzzDecide(f *testing.F) {
 				if d.Cursor != id {
 					t.Fatalf("forwarded %q, want the stripped cursor %q", d.Cursor, id)
 				}
-			case d.FromCursor || d.Tail != nil && d.Tail.PrevID == "":
+			case d.FromCursor || d.Tail != nil && (d.Tail.PrevID == "" || d.Tail.LastID != id):
 				if !c.Minted || d.Cursor != c.Prev() || d.Cursor == "" {
 					t.Fatalf("rewound to %q, not the cursor's previous ID %q", d.Cursor, c.Prev())
 				}
@@ -594,15 +612,22 @@ func FuzzDecide(f *testing.F) {
 			t.Fatalf("matched a tail of transport %v on a %v route", d.Tail.Transport, rt)
 		}
 		// The drain race is exactly: a tagged cursor with an ID, of the
-		// route's transport, equal to an unacked last ID in scope (responses,
-		// or every kind but priming events under unacked_scope: all) — or,
-		// when no tail mentions it, a minted cursor that says "result" (or
-		// "error" under unacked_scope: all).
+		// route's transport, equal to an event in scope of an unacked tail
+		// (responses, or every kind but priming events under unacked_scope:
+		// all; of the event before the last, only a kind that is known) —
+		// or else a minted cursor that says "result" (or "error" under
+		// unacked_scope: all), unless a tail that mentions it was
+		// acknowledged: only a record that proves a clean end after the
+		// cursor's event may overrule what the cursor says.
 		judged := !tomb && id != "" && ct == rt
 		mentioned := last == id || prev != "" && prev == id
-		inScope := k.IsResponse() || p.Scope == ScopeAll && k != KindPriming
-		stateRace := judged && last == id && !acked && inScope
-		cursorRace := judged && !mentioned && c.Minted &&
+		inScope := func(k EventKind) bool { return k.IsResponse() || p.Scope == ScopeAll && k != KindPriming }
+		eventInScope := inScope(k)
+		if last != id {
+			eventInScope = pk != KindOther && inScope(pk)
+		}
+		stateRace := judged && mentioned && !acked && eventInScope
+		cursorRace := judged && !stateRace && !(mentioned && acked) && c.Minted &&
 			(c.Kind == KindResponse || c.Kind == KindError && p.Scope == ScopeAll)
 		if stateRace != (d.Reason == ReasonDrainRace && !d.FromCursor) || cursorRace != d.FromCursor {
 			t.Fatalf("Decide(%v, %q) = %+v; drain race expected: state %v, cursor %v", rt, cursor, d, stateRace, cursorRace)

@@ -91,6 +91,13 @@ func (p Policy) InScope(k EventKind) bool {
 	return k.IsResponse() || p.Scope == ScopeAll && k != KindPriming
 }
 
+// prevInScope is InScope for the event before a tail's last, whose kind a
+// tail keeps only as a class: KindOther there means nothing is known (a
+// resume cursor, a record of an earlier build), never "in scope".
+func (p Policy) prevInScope(k EventKind) bool {
+	return k != KindOther && p.InScope(k)
+}
+
 // cursorInScope reports whether a minted cursor that says its event was of
 // kind k makes a drain race under p when no watermark mentions it: a result
 // always, an error only under ScopeAll (clients resume after a JSON-RPC

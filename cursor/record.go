@@ -25,6 +25,9 @@ const (
 	tailKindMask    = 0x7
 	tailTransShift  = 4
 	tailTransMask   = 0x3
+	// tailPrevShift: bits 6-7 hold the class of the previous event's kind
+	// (prevClass); builds that predate it ignore them.
+	tailPrevShift = 6
 	emptySlotMarker = 0
 	// recordFlagOwner: the record carries its owner's principal.
 	recordFlagOwner = 1 << 0
@@ -39,7 +42,12 @@ type Tail struct {
 	LastID    string    // upstream (untagged) ID of the last event sent
 	PrevID    string    // upstream ID of the event before it, "" if none
 	LastKind  EventKind // kind of the last event
-	Acked     bool      // the stream reached end-of-stream cleanly
+	// PrevKind is what is known of the kind of the event before the last
+	// (KindOther when nothing is: records of earlier builds, a resumed
+	// stream's cursor). A result followed by a priming event (the Python
+	// SDK's replay) is a drain race when the client resumes from the result.
+	PrevKind EventKind
+	Acked    bool // the stream reached end-of-stream cleanly
 }
 
 // Record is everything the filter keeps about one MCP session, in one
@@ -77,18 +85,25 @@ func (r *Record) Expired(now, ttl uint32) bool {
 // fit MaxRecordBytes, a tail is evicted, chosen by what can still change a
 // decision under p (Record.victim).
 func (r *Record) Observe(stream uint32, t Transport, last, prev string, kind EventKind, now uint32, p Policy) bool {
-	if len(last) > MaxEventIDBytes {
+	return r.observe(Tail{Stream: stream, Transport: t, LastID: last, PrevID: prev, LastKind: kind}, now, p)
+}
+
+// observe is Observe of a whole tail (its Acked is ignored: a tail that is
+// written again has sent more since its end was last recorded).
+func (r *Record) observe(tail Tail, now uint32, p Policy) bool {
+	tail.Acked = false
+	if len(tail.LastID) > MaxEventIDBytes {
 		return false
 	}
-	if len(prev) > MaxEventIDBytes {
-		prev = ""
+	if len(tail.PrevID) > MaxEventIDBytes {
+		tail.PrevID, tail.PrevKind = "", KindOther
 	}
-	tail := Tail{Stream: stream, Transport: t, LastID: last, PrevID: prev, LastKind: kind}
+	stream := tail.Stream
 	if r.headerLen()+tail.encodedLen() > MaxRecordBytes {
 		// Two long IDs (from about 237 bytes each) do not fit one record
 		// together: keep the last ID, which is what a decision matches, and
 		// drop the previous one (a minted cursor carries it anyway).
-		tail.PrevID = ""
+		tail.PrevID, tail.PrevKind = "", KindOther
 	}
 	if i := r.tailIndex(stream); i >= 0 {
 		r.Tails = append(r.Tails[:i], r.Tails[i+1:]...)
@@ -132,7 +147,7 @@ func (r *Record) victim(p Policy) int {
 			if acked < 0 {
 				acked = i
 			}
-		case !p.InScope(tl.LastKind):
+		case !tl.inScope(true, p) && !tl.inScope(false, p):
 			if outOfScope < 0 {
 				outOfScope = i
 			}
@@ -165,6 +180,23 @@ func (r *Record) tailIndex(stream uint32) int {
 		}
 	}
 	return -1
+}
+
+// kindOf returns the kind of the tail's last event, or of the one before it.
+func (t *Tail) kindOf(last bool) EventKind {
+	if last {
+		return t.LastKind
+	}
+	return t.PrevKind
+}
+
+// inScope reports whether the tail's last event, or the one before it, is in
+// scope under p.
+func (t *Tail) inScope(last bool, p Policy) bool {
+	if last {
+		return p.InScope(t.LastKind)
+	}
+	return p.prevInScope(t.PrevKind)
 }
 
 // find returns the newest tail of transport t whose last or previous event ID
@@ -232,7 +264,7 @@ func uvarintLen(v uint64) int {
 //	uvarint created, uvarint updated, 16 bytes session key,
 //	[8 bytes owner principal, little-endian, when flag bit 0 is set]
 //	u8 tail count, then per tail, newest first:
-//	  uvarint stream, u8 (acked | kind<<1 | transport<<4),
+//	  uvarint stream, u8 (acked | kind<<1 | transport<<4 | prevClass<<6),
 //	  uvarint len(last), last,
 //	  uvarint n (bytes prev shares with the start of last),
 //	  uvarint len(rest of prev), rest of prev
@@ -282,7 +314,8 @@ func (r *Record) appendTails(dst []byte, tails []Tail) []byte {
 	dst = append(dst, byte(len(tails)))
 	for i := range tails {
 		t := &tails[i]
-		b := byte(t.LastKind&tailKindMask)<<tailKindShift | byte(t.Transport&tailTransMask)<<tailTransShift
+		b := byte(t.LastKind&tailKindMask)<<tailKindShift | byte(t.Transport&tailTransMask)<<tailTransShift |
+			prevClass(t.PrevKind)<<tailPrevShift
 		if t.Acked {
 			b |= tailFlagAcked
 		}
@@ -294,6 +327,24 @@ func (r *Record) appendTails(dst []byte, tails []Tail) []byte {
 		dst = appendString(dst, t.PrevID[n:])
 	}
 	return dst
+}
+
+// prevKinds maps the two bits a tail keeps of its previous event's kind
+// back to a kind: only whether it was a result, an error, another message
+// (a request or a notification: in scope under unacked_scope all), or
+// nothing known (other, priming).
+var prevKinds = [4]EventKind{KindOther, KindResponse, KindError, KindRequest}
+
+func prevClass(k EventKind) byte {
+	switch k {
+	case KindResponse:
+		return 1
+	case KindError:
+		return 2
+	case KindRequest, KindNotification:
+		return 3
+	}
+	return 0
 }
 
 // EmptySlot is the value that marks a free shared-data slot (proxy-wasm 0.2.1
@@ -364,6 +415,7 @@ func (r *Record) DecodeInto(b, text []byte) (ok bool, _ []byte, err error) {
 		t.Acked = f&tailFlagAcked != 0
 		t.LastKind = EventKind(f >> tailKindShift & tailKindMask)
 		t.Transport = Transport(f >> tailTransShift & tailTransMask)
+		t.PrevKind = prevKinds[f>>tailPrevShift]
 		last := d.bytes(MaxEventIDBytes)
 		shared := int(d.u32())
 		rest := d.bytes(MaxEventIDBytes)

@@ -15,10 +15,11 @@ type StreamTail struct {
 	Transport Transport // the transport of the route it is served on
 
 	last, prev []byte
-	kind       EventKind
+	kind       EventKind // of the last event
+	prevKind   EventKind // of the event before it (KindOther: a resume cursor, or none)
 	pending    bool // events were added since the last write
 	written    bool // a tail of this stream is in shared data
-	inScope    bool // ...and its last event was in scope
+	inScope    bool // ...and one of its two events was in scope (holdsInScope)
 }
 
 // Reset prepares t for a new stream, keeping its buffers.
@@ -39,13 +40,13 @@ func (t *StreamTail) Resume(id string) {
 // slice is t's own buffer, valid until the next Add, Resume or Reset.
 func (t *StreamTail) Last() []byte { return t.last }
 
-// Add records that an event with ID id and kind k was sent. Only the kind of
-// the last event added before a write matters. IDs longer than
+// Add records that an event with ID id and kind k was sent. Only the last two
+// events added before a write matter. IDs longer than
 // MaxEventIDBytes are kept here but never recorded (Record.Observe).
 func (t *StreamTail) Add(id []byte, k EventKind) {
 	t.prev = append(t.prev[:0], t.last...)
 	t.last = append(t.last[:0], id...)
-	t.kind = k
+	t.prevKind, t.kind = t.kind, k
 	t.pending = true
 }
 
@@ -54,7 +55,14 @@ func (t *StreamTail) Add(id []byte, k EventKind) {
 // it would change nothing but could create a record, evicting another.
 func (t *StreamTail) Due(p Policy) bool {
 	return t.pending && len(t.last) <= MaxEventIDBytes &&
-		(p.InScope(t.kind) || t.inScope || p.Unknown == UnknownReinit)
+		(t.holdsInScope(p) || t.inScope || p.Unknown == UnknownReinit)
+}
+
+// holdsInScope reports whether either event the tail holds is in scope under
+// p: a resume from the one before the last (a result followed by a priming
+// event) is a drain race too.
+func (t *StreamTail) holdsInScope(p Policy) bool {
+	return p.InScope(t.kind) || len(t.prev) > 0 && p.prevInScope(t.prevKind)
 }
 
 // Written reports whether a tail of this stream is in shared data, so that
@@ -69,11 +77,12 @@ func (s *Store) RecordTail(k SessionKey, t *StreamTail, p Policy, now uint32) er
 	// scratch record keeps the views afterwards, but the Store never reads
 	// it again before decoding another record into it.
 	last, prev := viewOf(t.last), viewOf(t.prev)
+	sent := Tail{Stream: t.Stream, Transport: t.Transport, LastID: last, PrevID: prev, LastKind: t.kind, PrevKind: t.prevKind}
 	err := s.Update(k, now, true, func(r *Record) bool {
-		return r.Observe(t.Stream, t.Transport, last, prev, t.kind, now, p)
+		return r.observe(sent, now, p)
 	})
 	if err == nil {
-		t.pending, t.written, t.inScope = false, true, p.InScope(t.kind)
+		t.pending, t.written, t.inScope = false, true, t.holdsInScope(p)
 	}
 	return err
 }

@@ -200,7 +200,7 @@ func FuzzObserveEviction(f *testing.F) {
 			if p.Unknown == UnknownReinit {
 				continue
 			}
-			precious := func(tl Tail) bool { return !tl.Acked && p.InScope(tl.LastKind) }
+			precious := func(tl Tail) bool { return !tl.Acked && (tl.inScope(true, p) || tl.inScope(false, p)) }
 			for _, old := range before {
 				if old.Stream == stream || r.tailIndex(old.Stream) >= 0 || !precious(old) {
 					continue

@@ -175,6 +175,15 @@ func (h *httpContext) apply(d *cursor.Decision, method string, resume bool, now 
 		}
 		h.logDetection(d)
 	}
+	if d.ResumeAfter != "" {
+		// The resumed stream's first event follows this cursor: a drain
+		// race on it can then be rewound to it. The stream's tail keeps
+		// a copy in its own buffer (the cursor aliases the request
+		// header block, or the store's scratch record when rewound).
+		h.tail = p.getTail()
+		h.tail.Reset(p.nonces.next(), h.transport)
+		h.tail.Resume(d.ResumeAfter)
+	}
 	switch d.Action {
 	case cursor.Forward:
 		if d.Reason == cursor.ReasonUntagged {
@@ -191,13 +200,6 @@ func (h *httpContext) apply(d *cursor.Decision, method string, resume bool, now 
 			p.metrics.failOpen.inc()
 			return types.ActionContinue
 		}
-		// The resumed stream's first event follows this cursor: a drain
-		// race on it can then be rewound to it. The stream's tail keeps
-		// a copy in its own buffer (the cursor aliases the request
-		// header block, or the store's scratch record when rewound).
-		h.tail = p.getTail()
-		h.tail.Reset(p.nonces.next(), h.transport)
-		h.tail.Resume(d.Cursor)
 		p.metrics.cursorsStripped.inc()
 		if d.Rewound {
 			p.metrics.rewinds.inc()

@@ -128,9 +128,7 @@ func (p *pluginContext) release(h *httpContext) {
 	}
 }
 
-// getRewriter returns a rewriter for a new stream. The filter reads the
-// kind of only the last event with an ID of each chunk (observe), so the
-// rewriter classifies only that one.
+// getRewriter returns a rewriter for a new stream.
 func (p *pluginContext) getRewriter(t cursor.Transport) *sse.Rewriter {
 	if n := len(p.rewriters); n > 0 {
 		rw := p.rewriters[n-1]
@@ -139,7 +137,6 @@ func (p *pluginContext) getRewriter(t cursor.Transport) *sse.Rewriter {
 		return rw
 	}
 	rw := sse.NewRewriter(t, p.cfg.MaxLineBytes)
-	rw.ClassifyLastIDOnly(true)
 	rw.SetMint(p.cfg.Policy.Minting) // kept across Reset, like the configuration
 	return rw
 }
