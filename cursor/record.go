@@ -19,15 +19,15 @@ const (
 )
 
 const (
-	recordVersion   = 2
-	tailFlagAcked   = 1 << 0
-	tailKindShift   = 1
-	tailKindMask    = 0x7
-	tailTransShift  = 4
-	tailTransMask   = 0x3
+	recordVersion  = 2
+	tailFlagAcked  = 1 << 0
+	tailKindShift  = 1
+	tailKindMask   = 0x7
+	tailTransShift = 4
+	tailTransMask  = 0x3
 	// tailPrevShift: bits 6-7 hold the class of the previous event's kind
 	// (prevClass); builds that predate it ignore them.
-	tailPrevShift = 6
+	tailPrevShift   = 6
 	emptySlotMarker = 0
 	// recordFlagOwner: the record carries its owner's principal.
 	recordFlagOwner = 1 << 0

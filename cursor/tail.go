@@ -17,9 +17,9 @@ type StreamTail struct {
 	last, prev []byte
 	kind       EventKind // of the last event
 	prevKind   EventKind // of the event before it (KindOther: a resume cursor, or none)
-	pending    bool // events were added since the last write
-	written    bool // a tail of this stream is in shared data
-	inScope    bool // ...and one of its two events was in scope (holdsInScope)
+	pending    bool      // events were added since the last write
+	written    bool      // a tail of this stream is in shared data
+	inScope    bool      // ...and one of its two events was in scope (holdsInScope)
 }
 
 // Reset prepares t for a new stream, keeping its buffers.
