@@ -9,7 +9,6 @@ package config
 
 import (
 	"bytes"
-	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -101,12 +100,67 @@ var routeKeys = []string{"route_name", "path_prefix", "transport"}
 // validation takes on a deeply nested input (about 128 bytes a level).
 const MaxConfigBytes = 1 << 20
 
+// Error is one thing wrong with a plugin configuration: where it is, and
+// what is wrong with it.
+type Error struct {
+	// Path is the member at fault, as a program walks the JSON from the
+	// top: empty for the configuration as a whole (not JSON, not an
+	// object, too big), a top-level key (["max_sessions"]), an entry of
+	// routes (["routes", "1"], its index in decimal) or a key of that
+	// entry (["routes", "1", "transport"]). A key is given as written
+	// after JSON unescaping, whatever characters it holds.
+	Path []string
+	// Duplicate says that the error is about the second occurrence of the
+	// key Path names (a key that appears twice), not the first.
+	Duplicate bool
+	// Message says what is wrong and what to do, naming the member as a
+	// reader writes it (key "max_sessions", routes[1].transport), for
+	// example `routes[1].transport must be "sse" or "http", got "grpc"`.
+	Message string
+}
+
+// Error returns "config: " and the message.
+func (e *Error) Error() string { return "config: " + e.Message }
+
+// Errors is every error Parse found, in the order of the input; it is
+// never empty. Parse reports each top-level key, and each entry of routes,
+// that is wrong (an entry by its first fault), and the checks across keys;
+// a configuration that is not a JSON object gives one error.
+type Errors []*Error
+
+// Error returns the errors' texts, one a line.
+func (es Errors) Error() string {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the errors, so errors.As finds the first *Error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// errorAt returns an Error at path; msg is the message, without "config: ".
+func errorAt(msg string, path ...string) *Error {
+	return &Error{Path: path, Message: msg}
+}
+
 // Parse validates data and returns the configuration. Empty data (or only
 // JSON whitespace: no configuration at all) yields Default(); anything else
 // must be one JSON object (RFC 8259: no comments, byte order mark, trailing
 // commas or trailing data) in valid UTF-8, with each key at most once, each
 // value of its key's JSON type (a number written as a string, a float or an
 // exponent, a boolean as a string or null are refused, never coerced).
+// Any error is an [Errors] of every fault found.
 // The strings of the result are copies: data may be reused once Parse
 // returns.
 func Parse(data []byte) (Config, error) {
@@ -114,36 +168,42 @@ func Parse(data []byte) (Config, error) {
 	if len(bytes.Trim(data, jsonSpace)) == 0 {
 		return c, nil
 	}
+	var doc *Error
 	switch {
 	case len(data) > MaxConfigBytes:
-		return c, errors.New("config: the plugin configuration is " + strconv.Itoa(len(data)) + " bytes; at most " + strconv.Itoa(MaxConfigBytes) + " are allowed")
+		doc = errorAt("the plugin configuration is " + strconv.Itoa(len(data)) + " bytes; at most " + strconv.Itoa(MaxConfigBytes) + " are allowed")
 	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
-		return c, errors.New("config: not valid JSON (it starts with a UTF-8 byte order mark); the plugin configuration must be a JSON object")
+		doc = errorAt("not valid JSON (it starts with a UTF-8 byte order mark); the plugin configuration must be a JSON object")
 	case !gjson.ValidBytes(data):
-		return c, errors.New("config: not valid JSON; the plugin configuration must be a JSON object")
+		doc = errorAt("not valid JSON; the plugin configuration must be a JSON object")
 	case !utf8.Valid(data):
-		return c, errors.New("config: not valid UTF-8; the plugin configuration must be a JSON object in UTF-8")
+		doc = errorAt("not valid UTF-8; the plugin configuration must be a JSON object in UTF-8")
+	}
+	if doc != nil {
+		return c, Errors{doc}
 	}
 	// ParseBytes copies data into a string: every result points into it.
 	root := gjson.ParseBytes(data)
 	if !root.IsObject() {
-		return c, errors.New("config: the plugin configuration must be a JSON object, got " + kindOf(root))
+		return c, Errors{errorAt("the plugin configuration must be a JSON object, got " + kindOf(root))}
 	}
-	var err error
+	var errs Errors
 	// gjson hands over every member, duplicates included, in order: a
 	// second one would silently override the first.
-	seen := map[string]bool{}
+	// seen counts each key's occurrences.
+	seen := map[string]int{}
 	root.ForEach(func(k, v gjson.Result) bool {
-		if seen[k.Str] {
-			err = errors.New("config: key " + strconv.Quote(k.Str) + " appears twice")
-			return false
+		if seen[k.Str]++; seen[k.Str] > 1 {
+			if seen[k.Str] == 2 {
+				errs = append(errs, &Error{Path: []string{k.Str}, Duplicate: true, Message: "key " + strconv.Quote(k.Str) + " appears twice"})
+			}
+			return true
 		}
-		seen[k.Str] = true
-		err = c.set(k.Str, v)
-		return err == nil
+		errs = append(errs, c.set(k.Str, v)...)
+		return true
 	})
-	if err != nil {
-		return c, err
+	if len(errs) > 0 {
+		return c, errs
 	}
 	return c, nil
 }
@@ -151,105 +211,123 @@ func Parse(data []byte) (Config, error) {
 // jsonSpace is JSON's whitespace (RFC 8259 section 2).
 const jsonSpace = " \t\n\r"
 
-func (c *Config) set(key string, v gjson.Result) error {
+// set sets key from v; the errors are v's.
+func (c *Config) set(key string, v gjson.Result) Errors {
+	var err *Error
 	switch key {
 	case "routes":
 		return c.setRoutes(v)
 	case "untagged_cursor":
-		return enum(key, v, &c.Policy.Untagged, map[string]cursor.UntaggedPolicy{
+		err = enum(key, v, &c.Policy.Untagged, map[string]cursor.UntaggedPolicy{
 			"reinit": cursor.UntaggedReinit, "passthrough": cursor.UntaggedPassthrough}, "reinit", "passthrough")
 	case "unacked_cursor":
-		return enum(key, v, &c.Policy.Unacked, map[string]cursor.UnackedPolicy{
+		err = enum(key, v, &c.Policy.Unacked, map[string]cursor.UnackedPolicy{
 			"reinit": cursor.UnackedReinit, "rewind": cursor.UnackedRewind, "observe": cursor.UnackedObserve},
 			"reinit", "rewind", "observe")
 	case "unacked_scope":
-		return enum(key, v, &c.Policy.Scope, map[string]cursor.Scope{
+		err = enum(key, v, &c.Policy.Scope, map[string]cursor.Scope{
 			"responses": cursor.ScopeResponses, "all": cursor.ScopeAll}, "responses", "all")
 	case "upstream_replay":
-		return enum(key, v, &c.Policy.Replay, map[string]cursor.ReplayMode{
+		err = enum(key, v, &c.Policy.Replay, map[string]cursor.ReplayMode{
 			"exclusive": cursor.ReplayExclusive, "inclusive": cursor.ReplayInclusive}, "exclusive", "inclusive")
 	case "unknown_cursor":
-		return enum(key, v, &c.Policy.Unknown, map[string]cursor.UnknownPolicy{
+		err = enum(key, v, &c.Policy.Unknown, map[string]cursor.UnknownPolicy{
 			"forward": cursor.UnknownForward, "reinit": cursor.UnknownReinit}, "forward", "reinit")
 	case "legacy_reinit":
-		return enum(key, v, &c.LegacyReinit, map[string]LegacyReinit{
+		err = enum(key, v, &c.LegacyReinit, map[string]LegacyReinit{
 			"reply": LegacyReply, "drop_cursor": LegacyDropCursor}, "reply", "drop_cursor")
 	case "max_sessions":
-		return integer(key, v, &c.MaxSessions, 1, MaxMaxSessions)
+		err = integer(key, v, &c.MaxSessions, 1, MaxMaxSessions)
 	case "session_ttl_seconds":
-		return integer(key, v, &c.SessionTTLSeconds, 1, MaxSessionTTL)
+		err = integer(key, v, &c.SessionTTLSeconds, 1, MaxSessionTTL)
 	case "max_line_bytes":
-		return integer(key, v, &c.MaxLineBytes, MinMaxLineBytes, MaxMaxLineBytes)
+		err = integer(key, v, &c.MaxLineBytes, MinMaxLineBytes, MaxMaxLineBytes)
 	case "mint_cursors":
-		return boolean(key, v, &c.Policy.Minting)
+		err = boolean(key, v, &c.Policy.Minting)
 	case "principal_header":
-		return headerName(key, v, &c.PrincipalHeader)
+		err = headerName(key, v, &c.PrincipalHeader)
+	default:
+		err = errorAt("unknown key "+strconv.Quote(key)+"; allowed keys: "+strings.Join(Keys, ", "), key)
 	}
-	return errors.New("config: unknown key " + strconv.Quote(key) + "; allowed keys: " + strings.Join(Keys, ", "))
+	if err != nil {
+		return Errors{err}
+	}
+	return nil
 }
 
-func (c *Config) setRoutes(v gjson.Result) error {
+// setRoutes sets the routes from v; the errors are the list's, or each
+// wrong entry's first.
+func (c *Config) setRoutes(v gjson.Result) Errors {
 	if !v.IsArray() {
-		return errors.New(`config: key "routes" must be a list of {"route_name", "path_prefix", "transport"} objects, got ` + kindOf(v))
+		return Errors{errorAt(`key "routes" must be a list of {"route_name", "path_prefix", "transport"} objects, got `+kindOf(v), "routes")}
 	}
 	items := v.Array()
 	if len(items) > maxRoutes {
-		return errors.New(`config: key "routes" holds ` + strconv.Itoa(len(items)) + " entries; at most " + strconv.Itoa(maxRoutes) + " are allowed")
+		return Errors{errorAt(`key "routes" holds `+strconv.Itoa(len(items))+" entries; at most "+strconv.Itoa(maxRoutes)+" are allowed", "routes")}
 	}
 	c.Routes = make([]Route, 0, len(items))
+	var errs Errors
 	for i, item := range items {
-		at := `config: routes[` + strconv.Itoa(i) + `]`
-		if !item.IsObject() {
-			return errors.New(at + ` must be an object with "route_name", "path_prefix" and "transport", got ` + kindOf(item))
-		}
-		var r Route
-		var err error
-		seen := map[string]bool{}
-		item.ForEach(func(k, f gjson.Result) bool {
-			if seen[k.Str] {
-				err = errors.New(at + ": key " + strconv.Quote(k.Str) + " appears twice")
-				return false
-			}
-			seen[k.Str] = true
-			switch k.Str {
-			case "route_name", "path_prefix":
-				if f.Type != gjson.String || len(f.Str) > maxRouteFieldBytes {
-					err = errors.New(at + "." + k.Str + " must be a string of at most " + strconv.Itoa(maxRouteFieldBytes) + " bytes")
-					return false
-				}
-				if k.Str == "route_name" {
-					r.RouteName = f.Str
-				} else {
-					r.PathPrefix = f.Str
-				}
-			case "transport":
-				t, ok := cursor.ParseTransport(f.Str)
-				if f.Type != gjson.String || !ok {
-					err = errors.New(at + `.transport must be "sse" or "http", got ` + f.Raw)
-					return false
-				}
-				r.Transport = t
-			default:
-				err = errors.New(at + ": unknown key " + strconv.Quote(k.Str) + "; allowed keys: " + strings.Join(routeKeys, ", "))
-				return false
-			}
-			return true
-		})
+		r, err := route(strconv.Itoa(i), item)
 		if err != nil {
-			return err
-		}
-		if r.Transport == cursor.TransportNone {
-			return errors.New(at + `: "transport" is required ("sse" or "http")`)
-		}
-		if r.RouteName == "" && r.PathPrefix == "" {
-			return errors.New(at + `: set "route_name", "path_prefix" or both, or the entry matches nothing`)
-		}
-		if r.PathPrefix != "" && r.PathPrefix[0] != '/' {
-			return errors.New(at + `.path_prefix must start with "/", got ` + strconv.Quote(r.PathPrefix))
+			errs = append(errs, err)
+			continue
 		}
 		c.Routes = append(c.Routes, r)
 	}
-	return nil
+	return errs
+}
+
+// route reads the entry of routes at index i (in decimal).
+func route(i string, item gjson.Result) (Route, *Error) {
+	at := "routes[" + i + "]"
+	if !item.IsObject() {
+		return Route{}, errorAt(at+` must be an object with "route_name", "path_prefix" and "transport", got `+kindOf(item), "routes", i)
+	}
+	var r Route
+	var err *Error
+	seen := map[string]bool{}
+	item.ForEach(func(k, f gjson.Result) bool {
+		if seen[k.Str] {
+			err = &Error{Path: []string{"routes", i, k.Str}, Duplicate: true, Message: at + ": key " + strconv.Quote(k.Str) + " appears twice"}
+			return false
+		}
+		seen[k.Str] = true
+		switch k.Str {
+		case "route_name", "path_prefix":
+			if f.Type != gjson.String || len(f.Str) > maxRouteFieldBytes {
+				err = errorAt(at+"."+k.Str+" must be a string of at most "+strconv.Itoa(maxRouteFieldBytes)+" bytes", "routes", i, k.Str)
+				return false
+			}
+			if k.Str == "route_name" {
+				r.RouteName = f.Str
+			} else {
+				r.PathPrefix = f.Str
+			}
+		case "transport":
+			t, ok := cursor.ParseTransport(f.Str)
+			if f.Type != gjson.String || !ok {
+				err = errorAt(at+`.transport must be "sse" or "http", got `+f.Raw, "routes", i, "transport")
+				return false
+			}
+			r.Transport = t
+		default:
+			err = errorAt(at+": unknown key "+strconv.Quote(k.Str)+"; allowed keys: "+strings.Join(routeKeys, ", "), "routes", i, k.Str)
+			return false
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return Route{}, err
+	case r.Transport == cursor.TransportNone:
+		return Route{}, errorAt(at+`: "transport" is required ("sse" or "http")`, "routes", i)
+	case r.RouteName == "" && r.PathPrefix == "":
+		return Route{}, errorAt(at+`: set "route_name", "path_prefix" or both, or the entry matches nothing`, "routes", i)
+	case r.PathPrefix != "" && r.PathPrefix[0] != '/':
+		return Route{}, errorAt(at+`.path_prefix must start with "/", got `+strconv.Quote(r.PathPrefix), "routes", i, "path_prefix")
+	}
+	return r, nil
 }
 
 // Match returns the transport of the first route that matches the request,
@@ -308,33 +386,33 @@ func (c *Config) NeedsRouteName() bool {
 	return false
 }
 
-func enum[T any](key string, v gjson.Result, dst *T, values map[string]T, allowed ...string) error {
+func enum[T any](key string, v gjson.Result, dst *T, values map[string]T, allowed ...string) *Error {
 	if v.Type == gjson.String {
 		if t, ok := values[v.Str]; ok {
 			*dst = t
 			return nil
 		}
 	}
-	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + " is not one of " + strings.Join(allowed, ", "))
+	return errorAt("key "+strconv.Quote(key)+": "+v.Raw+" is not one of "+strings.Join(allowed, ", "), key)
 }
 
-func boolean(key string, v gjson.Result, dst *bool) error {
+func boolean(key string, v gjson.Result, dst *bool) *Error {
 	switch v.Type {
 	case gjson.True, gjson.False:
 		*dst = v.Type == gjson.True
 		return nil
 	}
-	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + " is not true or false")
+	return errorAt("key "+strconv.Quote(key)+": "+v.Raw+" is not true or false", key)
 }
 
 // headerName reads a lower-case HTTP header name (Envoy hands the plugin
 // lower-case names), or "" to turn the feature off.
-func headerName(key string, v gjson.Result, dst *string) error {
+func headerName(key string, v gjson.Result, dst *string) *Error {
 	if v.Type == gjson.String && len(v.Str) <= maxRouteFieldBytes && validHeaderName(v.Str) {
 		*dst = v.Str
 		return nil
 	}
-	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + ` is not a lower-case HTTP header name (e.g. "authorization", "x-jwt-sub") or ""`)
+	return errorAt("key "+strconv.Quote(key)+": "+v.Raw+` is not a lower-case HTTP header name (e.g. "authorization", "x-jwt-sub") or ""`, key)
 }
 
 func validHeaderName(s string) bool {
@@ -347,7 +425,7 @@ func validHeaderName(s string) bool {
 	return true
 }
 
-func integer(key string, v gjson.Result, dst *int, lo, hi int) error {
+func integer(key string, v gjson.Result, dst *int, lo, hi int) *Error {
 	if v.Type == gjson.Number {
 		n, err := strconv.ParseInt(v.Raw, 10, 64)
 		if err == nil && n >= int64(lo) && n <= int64(hi) {
@@ -355,7 +433,7 @@ func integer(key string, v gjson.Result, dst *int, lo, hi int) error {
 			return nil
 		}
 	}
-	return errors.New("config: key " + strconv.Quote(key) + ": " + v.Raw + " is not an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi))
+	return errorAt("key "+strconv.Quote(key)+": "+v.Raw+" is not an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi), key)
 }
 
 func kindOf(v gjson.Result) string {

@@ -139,138 +139,203 @@ func TestParseErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		in   string
-		want []string // every one must appear in the error
+		at   string   // the first error's Path, joined by "/"; " (second)" when Duplicate
+		want []string // every one must appear in the first error's Message
 	}{
-		{"invalid_json", `{"max_sessions":`, []string{"not valid JSON", "JSON object"}},
-		{"invalid_json_trailing", `{} {}`, []string{"not valid JSON"}},
-		{"invalid_json_single_quotes", `{'a':1}`, []string{"not valid JSON"}},
-		{"json_list", `[]`, []string{"JSON object", "a list"}},
-		{"json_string", `"routes"`, []string{"JSON object", "a string"}},
-		{"json_number", `1`, []string{"JSON object", "a number"}},
-		{"json_null", `null`, []string{"JSON object", "null"}},
-		{"json_bool", `true`, []string{"JSON object", "a boolean"}},
+		{"invalid_json", `{"max_sessions":`, "", []string{"not valid JSON", "JSON object"}},
+		{"invalid_json_trailing", `{} {}`, "", []string{"not valid JSON"}},
+		{"invalid_json_single_quotes", `{'a':1}`, "", []string{"not valid JSON"}},
+		{"json_list", `[]`, "", []string{"JSON object", "a list"}},
+		{"json_string", `"routes"`, "", []string{"JSON object", "a string"}},
+		{"json_number", `1`, "", []string{"JSON object", "a number"}},
+		{"json_null", `null`, "", []string{"JSON object", "null"}},
+		{"json_bool", `true`, "", []string{"JSON object", "a boolean"}},
 
 		// What gjson's leniency could let through: gjson.Valid first, then
 		// every value's JSON type, and duplicates counted.
-		{"bom", "\xef\xbb\xbf{}", []string{"not valid JSON", "byte order mark"}},
-		{"comment_block", `{/* max */"max_sessions":10}`, []string{"not valid JSON"}},
-		{"comment_line", "{\"max_sessions\":10 // ten\n}", []string{"not valid JSON"}},
-		{"comment_hash", "# config\n{}", []string{"not valid JSON"}},
-		{"trailing_garbage", `{}x`, []string{"not valid JSON"}},
-		{"trailing_comma_after_object", `{},`, []string{"not valid JSON"}},
-		{"trailing_brace", `{"max_sessions":10}}`, []string{"not valid JSON"}},
-		{"trailing_comma_in_object", `{"max_sessions":10,}`, []string{"not valid JSON"}},
-		{"trailing_comma_in_routes", `{"routes":[{"path_prefix":"/","transport":"sse"},]}`, []string{"not valid JSON"}},
-		{"unquoted_key", `{max_sessions:10}`, []string{"not valid JSON"}},
-		{"nan", `{"max_sessions":NaN}`, []string{"not valid JSON"}},
-		{"infinity", `{"max_sessions":Infinity}`, []string{"not valid JSON"}},
-		{"plus_sign", `{"max_sessions":+10}`, []string{"not valid JSON"}},
-		{"hex", `{"max_sessions":0x10}`, []string{"not valid JSON"}},
-		{"leading_zero", `{"max_sessions":010}`, []string{"not valid JSON"}},
-		{"raw_tab_in_string", "{\"principal_header\":\"a\tb\"}", []string{"not valid JSON"}},
-		{"bad_escape", `{"principal_header":"\x41"}`, []string{"not valid JSON"}},
-		{"vertical_tab_is_not_json_space", "\v", []string{"not valid JSON"}},
-		{"nbsp_around_object", "\u00a0{}", []string{"not valid JSON"}},
-		{"unclosed_string", `{"principal_header":"x}`, []string{"not valid JSON"}},
-		{"deep_nesting", `{"routes":` + strings.Repeat("[", 100000), []string{"not valid JSON"}},
-		{"invalid_utf8", "{\"routes\":[{\"route_name\":\"\xff\",\"transport\":\"http\"}]}", []string{"UTF-8"}},
-		{"too_big", `{"routes":[` + strings.Repeat(" ", MaxConfigBytes) + `]}`, []string{"bytes", "at most 1048576"}},
-		{"duplicate_key_escaped", `{"max_sessions":1,"max\u005fsessions":2}`, []string{`"max_sessions"`, "twice"}},
-		{"duplicate_routes", `{"routes":[],"routes":[{"path_prefix":"/","transport":"sse"}]}`, []string{`"routes"`, "twice"}},
-		{"duplicate_unknown_key", `{"bogus":1,"bogus":2}`, []string{`"bogus"`, "unknown key"}},
-		{"route_duplicate_name", `{"routes":[{"route_name":"a","route_name":"b","transport":"sse"}]}`, []string{"routes[0]", `"route_name"`, "twice"}},
-		{"route_duplicate_escaped", `{"routes":[{"path_prefix":"/a","path\u005fprefix":"/b","transport":"sse"}]}`, []string{"routes[0]", `"path_prefix"`, "twice"}},
-		{"ttl_string", `{"session_ttl_seconds":"60"}`, []string{`"session_ttl_seconds"`, `"60"`, "integer"}},
-		{"line_string", `{"max_line_bytes":"4096"}`, []string{`"max_line_bytes"`, `"4096"`, "integer"}},
-		{"max_sessions_exponent_upper", `{"max_sessions":1E3}`, []string{`"max_sessions"`, "1E3", "integer"}},
-		{"max_sessions_exponent_signed", `{"max_sessions":1e+3}`, []string{`"max_sessions"`, "integer"}},
-		{"max_sessions_fraction_exponent", `{"max_sessions":1.5e2}`, []string{`"max_sessions"`, "integer"}},
-		{"max_sessions_negative_exponent", `{"max_sessions":100e-2}`, []string{`"max_sessions"`, "integer"}},
-		{"max_sessions_minus_zero", `{"max_sessions":-0}`, []string{`"max_sessions"`, "integer"}},
-		{"ttl_float_integral", `{"session_ttl_seconds":60.0}`, []string{`"session_ttl_seconds"`, "60.0", "integer"}},
-		{"mint_as_string_false", `{"mint_cursors":"false"}`, []string{`"mint_cursors"`, `"false"`, "true or false"}},
-		{"mint_null", `{"mint_cursors":null}`, []string{`"mint_cursors"`, "null", "true or false"}},
-		{"mint_zero", `{"mint_cursors":0}`, []string{`"mint_cursors"`, "true or false"}},
-		{"principal_null", `{"principal_header":null}`, []string{`"principal_header"`, "null"}},
-		{"principal_bool", `{"principal_header":false}`, []string{`"principal_header"`, "lower-case"}},
-		{"route_name_null", `{"routes":[{"route_name":null,"transport":"http"}]}`, []string{"routes[0].route_name", "must be a string"}},
-		{"route_transport_null", `{"routes":[{"route_name":"mcp","transport":null}]}`, []string{"routes[0].transport", `"sse" or "http"`, "null"}},
-		{"route_null", `{"routes":[null]}`, []string{"routes[0]", "must be an object", "null"}},
+		{"bom", "\xef\xbb\xbf{}", "", []string{"not valid JSON", "byte order mark"}},
+		{"comment_block", `{/* max */"max_sessions":10}`, "", []string{"not valid JSON"}},
+		{"comment_line", "{\"max_sessions\":10 // ten\n}", "", []string{"not valid JSON"}},
+		{"comment_hash", "# config\n{}", "", []string{"not valid JSON"}},
+		{"trailing_garbage", `{}x`, "", []string{"not valid JSON"}},
+		{"trailing_comma_after_object", `{},`, "", []string{"not valid JSON"}},
+		{"trailing_brace", `{"max_sessions":10}}`, "", []string{"not valid JSON"}},
+		{"trailing_comma_in_object", `{"max_sessions":10,}`, "", []string{"not valid JSON"}},
+		{"trailing_comma_in_routes", `{"routes":[{"path_prefix":"/","transport":"sse"},]}`, "", []string{"not valid JSON"}},
+		{"unquoted_key", `{max_sessions:10}`, "", []string{"not valid JSON"}},
+		{"nan", `{"max_sessions":NaN}`, "", []string{"not valid JSON"}},
+		{"infinity", `{"max_sessions":Infinity}`, "", []string{"not valid JSON"}},
+		{"plus_sign", `{"max_sessions":+10}`, "", []string{"not valid JSON"}},
+		{"hex", `{"max_sessions":0x10}`, "", []string{"not valid JSON"}},
+		{"leading_zero", `{"max_sessions":010}`, "", []string{"not valid JSON"}},
+		{"raw_tab_in_string", "{\"principal_header\":\"a\tb\"}", "", []string{"not valid JSON"}},
+		{"bad_escape", `{"principal_header":"\x41"}`, "", []string{"not valid JSON"}},
+		{"vertical_tab_is_not_json_space", "\v", "", []string{"not valid JSON"}},
+		{"nbsp_around_object", "\u00a0{}", "", []string{"not valid JSON"}},
+		{"unclosed_string", `{"principal_header":"x}`, "", []string{"not valid JSON"}},
+		{"deep_nesting", `{"routes":` + strings.Repeat("[", 100000), "", []string{"not valid JSON"}},
+		{"invalid_utf8", "{\"routes\":[{\"route_name\":\"\xff\",\"transport\":\"http\"}]}", "", []string{"UTF-8"}},
+		{"too_big", `{"routes":[` + strings.Repeat(" ", MaxConfigBytes) + `]}`, "", []string{"bytes", "at most 1048576"}},
+		{"duplicate_key_escaped", `{"max_sessions":1,"max\u005fsessions":2}`, "max_sessions (second)", []string{`"max_sessions"`, "twice"}},
+		{"duplicate_routes", `{"routes":[],"routes":[{"path_prefix":"/","transport":"sse"}]}`, "routes (second)", []string{`"routes"`, "twice"}},
+		{"duplicate_unknown_key", `{"bogus":1,"bogus":2}`, "bogus", []string{`"bogus"`, "unknown key"}},
+		{"route_duplicate_name", `{"routes":[{"route_name":"a","route_name":"b","transport":"sse"}]}`, "routes/0/route_name (second)", []string{"routes[0]", `"route_name"`, "twice"}},
+		{"route_duplicate_escaped", `{"routes":[{"path_prefix":"/a","path\u005fprefix":"/b","transport":"sse"}]}`, "routes/0/path_prefix (second)", []string{"routes[0]", `"path_prefix"`, "twice"}},
+		{"ttl_string", `{"session_ttl_seconds":"60"}`, "session_ttl_seconds", []string{`"session_ttl_seconds"`, `"60"`, "integer"}},
+		{"line_string", `{"max_line_bytes":"4096"}`, "max_line_bytes", []string{`"max_line_bytes"`, `"4096"`, "integer"}},
+		{"max_sessions_exponent_upper", `{"max_sessions":1E3}`, "max_sessions", []string{`"max_sessions"`, "1E3", "integer"}},
+		{"max_sessions_exponent_signed", `{"max_sessions":1e+3}`, "max_sessions", []string{`"max_sessions"`, "integer"}},
+		{"max_sessions_fraction_exponent", `{"max_sessions":1.5e2}`, "max_sessions", []string{`"max_sessions"`, "integer"}},
+		{"max_sessions_negative_exponent", `{"max_sessions":100e-2}`, "max_sessions", []string{`"max_sessions"`, "integer"}},
+		{"max_sessions_minus_zero", `{"max_sessions":-0}`, "max_sessions", []string{`"max_sessions"`, "integer"}},
+		{"ttl_float_integral", `{"session_ttl_seconds":60.0}`, "session_ttl_seconds", []string{`"session_ttl_seconds"`, "60.0", "integer"}},
+		{"mint_as_string_false", `{"mint_cursors":"false"}`, "mint_cursors", []string{`"mint_cursors"`, `"false"`, "true or false"}},
+		{"mint_null", `{"mint_cursors":null}`, "mint_cursors", []string{`"mint_cursors"`, "null", "true or false"}},
+		{"mint_zero", `{"mint_cursors":0}`, "mint_cursors", []string{`"mint_cursors"`, "true or false"}},
+		{"principal_null", `{"principal_header":null}`, "principal_header", []string{`"principal_header"`, "null"}},
+		{"principal_bool", `{"principal_header":false}`, "principal_header", []string{`"principal_header"`, "lower-case"}},
+		{"route_name_null", `{"routes":[{"route_name":null,"transport":"http"}]}`, "routes/0/route_name", []string{"routes[0].route_name", "must be a string"}},
+		{"route_transport_null", `{"routes":[{"route_name":"mcp","transport":null}]}`, "routes/0/transport", []string{"routes[0].transport", `"sse" or "http"`, "null"}},
+		{"route_null", `{"routes":[null]}`, "routes/0", []string{"routes[0]", "must be an object", "null"}},
 
-		{"unknown_key", `{"max_session":10}`, []string{`"max_session"`, "unknown key", allKeys}},
-		{"unknown_key_case", `{"Routes":[]}`, []string{`"Routes"`, allKeys}},
-		{"unknown_key_after_good_ones", `{"max_sessions":10,"bogus":1}`, []string{`"bogus"`, allKeys}},
-		{"duplicate_key", `{"max_sessions":10,"max_sessions":20}`, []string{`"max_sessions"`, "twice"}},
-		{"duplicate_key_same_value", `{"unacked_cursor":"rewind","unacked_cursor":"rewind"}`, []string{`"unacked_cursor"`, "twice"}},
+		{"unknown_key", `{"max_session":10}`, "max_session", []string{`"max_session"`, "unknown key", allKeys}},
+		{"unknown_key_case", `{"Routes":[]}`, "Routes", []string{`"Routes"`, allKeys}},
+		{"unknown_key_after_good_ones", `{"max_sessions":10,"bogus":1}`, "bogus", []string{`"bogus"`, allKeys}},
+		{"duplicate_key", `{"max_sessions":10,"max_sessions":20}`, "max_sessions (second)", []string{`"max_sessions"`, "twice"}},
+		{"duplicate_key_same_value", `{"unacked_cursor":"rewind","unacked_cursor":"rewind"}`, "unacked_cursor (second)", []string{`"unacked_cursor"`, "twice"}},
 
-		{"bad_enum_untagged", `{"untagged_cursor":"allow"}`, []string{`"untagged_cursor"`, `"allow"`, "reinit, passthrough"}},
-		{"bad_enum_unacked", `{"unacked_cursor":"ignore"}`, []string{`"unacked_cursor"`, `"ignore"`, "reinit, rewind, observe"}},
-		{"bad_enum_scope", `{"unacked_scope":"responses,notifications"}`, []string{`"unacked_scope"`, "responses, all"}},
-		{"bad_enum_replay", `{"upstream_replay":"Inclusive"}`, []string{`"upstream_replay"`, `"Inclusive"`, "exclusive, inclusive"}},
-		{"bad_enum_unknown", `{"unknown_cursor":"drop"}`, []string{`"unknown_cursor"`, "forward, reinit"}},
-		{"bad_enum_legacy", `{"legacy_reinit":"drop-cursor"}`, []string{`"legacy_reinit"`, "reply, drop_cursor"}},
-		{"bad_enum_empty", `{"unacked_cursor":""}`, []string{`"unacked_cursor"`, "reinit, rewind, observe"}},
-		{"enum_number", `{"unacked_cursor":1}`, []string{`"unacked_cursor"`, "1 is not one of", "reinit, rewind, observe"}},
-		{"enum_bool", `{"untagged_cursor":true}`, []string{`"untagged_cursor"`, "true", "reinit, passthrough"}},
-		{"enum_null", `{"unacked_scope":null}`, []string{`"unacked_scope"`, "null", "responses, all"}},
-		{"enum_list", `{"upstream_replay":["inclusive"]}`, []string{`"upstream_replay"`, "exclusive, inclusive"}},
-		{"enum_object", `{"legacy_reinit":{"reply":true}}`, []string{`"legacy_reinit"`, "reply, drop_cursor"}},
+		{"bad_enum_untagged", `{"untagged_cursor":"allow"}`, "untagged_cursor", []string{`"untagged_cursor"`, `"allow"`, "reinit, passthrough"}},
+		{"bad_enum_unacked", `{"unacked_cursor":"ignore"}`, "unacked_cursor", []string{`"unacked_cursor"`, `"ignore"`, "reinit, rewind, observe"}},
+		{"bad_enum_scope", `{"unacked_scope":"responses,notifications"}`, "unacked_scope", []string{`"unacked_scope"`, "responses, all"}},
+		{"bad_enum_replay", `{"upstream_replay":"Inclusive"}`, "upstream_replay", []string{`"upstream_replay"`, `"Inclusive"`, "exclusive, inclusive"}},
+		{"bad_enum_unknown", `{"unknown_cursor":"drop"}`, "unknown_cursor", []string{`"unknown_cursor"`, "forward, reinit"}},
+		{"bad_enum_legacy", `{"legacy_reinit":"drop-cursor"}`, "legacy_reinit", []string{`"legacy_reinit"`, "reply, drop_cursor"}},
+		{"bad_enum_empty", `{"unacked_cursor":""}`, "unacked_cursor", []string{`"unacked_cursor"`, "reinit, rewind, observe"}},
+		{"enum_number", `{"unacked_cursor":1}`, "unacked_cursor", []string{`"unacked_cursor"`, "1 is not one of", "reinit, rewind, observe"}},
+		{"enum_bool", `{"untagged_cursor":true}`, "untagged_cursor", []string{`"untagged_cursor"`, "true", "reinit, passthrough"}},
+		{"enum_null", `{"unacked_scope":null}`, "unacked_scope", []string{`"unacked_scope"`, "null", "responses, all"}},
+		{"enum_list", `{"upstream_replay":["inclusive"]}`, "upstream_replay", []string{`"upstream_replay"`, "exclusive, inclusive"}},
+		{"enum_object", `{"legacy_reinit":{"reply":true}}`, "legacy_reinit", []string{`"legacy_reinit"`, "reply, drop_cursor"}},
 
-		{"max_sessions_zero", `{"max_sessions":0}`, []string{`"max_sessions"`, "integer from 1 to 1000000"}},
-		{"max_sessions_negative", `{"max_sessions":-5}`, []string{`"max_sessions"`, "-5", "1 to 1000000"}},
-		{"max_sessions_too_big", `{"max_sessions":1000001}`, []string{`"max_sessions"`, "1000001", "1 to 1000000"}},
-		{"max_sessions_huge", `{"max_sessions":99999999999999999999999}`, []string{`"max_sessions"`, "1 to 1000000"}},
-		{"max_sessions_fraction", `{"max_sessions":10.5}`, []string{`"max_sessions"`, "10.5", "integer"}},
-		{"max_sessions_float_integral", `{"max_sessions":10.0}`, []string{`"max_sessions"`, "integer"}},
-		{"max_sessions_exponent", `{"max_sessions":1e3}`, []string{`"max_sessions"`, "integer"}},
-		{"max_sessions_string", `{"max_sessions":"100"}`, []string{`"max_sessions"`, `"100"`, "integer from 1 to 1000000"}},
-		{"max_sessions_null", `{"max_sessions":null}`, []string{`"max_sessions"`, "integer"}},
-		{"ttl_zero", `{"session_ttl_seconds":0}`, []string{`"session_ttl_seconds"`, "integer from 1 to 604800"}},
-		{"ttl_too_big", `{"session_ttl_seconds":604801}`, []string{`"session_ttl_seconds"`, "1 to 604800"}},
-		{"ttl_bool", `{"session_ttl_seconds":true}`, []string{`"session_ttl_seconds"`, "integer"}},
-		{"line_too_small", `{"max_line_bytes":63}`, []string{`"max_line_bytes"`, "integer from 64 to 1048576"}},
-		{"line_too_big", `{"max_line_bytes":1048577}`, []string{`"max_line_bytes"`, "64 to 1048576"}},
-		{"line_list", `{"max_line_bytes":[8192]}`, []string{`"max_line_bytes"`, "integer"}},
+		{"max_sessions_zero", `{"max_sessions":0}`, "max_sessions", []string{`"max_sessions"`, "integer from 1 to 1000000"}},
+		{"max_sessions_negative", `{"max_sessions":-5}`, "max_sessions", []string{`"max_sessions"`, "-5", "1 to 1000000"}},
+		{"max_sessions_too_big", `{"max_sessions":1000001}`, "max_sessions", []string{`"max_sessions"`, "1000001", "1 to 1000000"}},
+		{"max_sessions_huge", `{"max_sessions":99999999999999999999999}`, "max_sessions", []string{`"max_sessions"`, "1 to 1000000"}},
+		{"max_sessions_fraction", `{"max_sessions":10.5}`, "max_sessions", []string{`"max_sessions"`, "10.5", "integer"}},
+		{"max_sessions_float_integral", `{"max_sessions":10.0}`, "max_sessions", []string{`"max_sessions"`, "integer"}},
+		{"max_sessions_exponent", `{"max_sessions":1e3}`, "max_sessions", []string{`"max_sessions"`, "integer"}},
+		{"max_sessions_string", `{"max_sessions":"100"}`, "max_sessions", []string{`"max_sessions"`, `"100"`, "integer from 1 to 1000000"}},
+		{"max_sessions_null", `{"max_sessions":null}`, "max_sessions", []string{`"max_sessions"`, "integer"}},
+		{"ttl_zero", `{"session_ttl_seconds":0}`, "session_ttl_seconds", []string{`"session_ttl_seconds"`, "integer from 1 to 604800"}},
+		{"ttl_too_big", `{"session_ttl_seconds":604801}`, "session_ttl_seconds", []string{`"session_ttl_seconds"`, "1 to 604800"}},
+		{"ttl_bool", `{"session_ttl_seconds":true}`, "session_ttl_seconds", []string{`"session_ttl_seconds"`, "integer"}},
+		{"line_too_small", `{"max_line_bytes":63}`, "max_line_bytes", []string{`"max_line_bytes"`, "integer from 64 to 1048576"}},
+		{"line_too_big", `{"max_line_bytes":1048577}`, "max_line_bytes", []string{`"max_line_bytes"`, "64 to 1048576"}},
+		{"line_list", `{"max_line_bytes":[8192]}`, "max_line_bytes", []string{`"max_line_bytes"`, "integer"}},
 
-		{"routes_object", `{"routes":{"route_name":"a","transport":"sse"}}`, []string{`"routes"`, "must be a list", "an object", "route_name", "path_prefix", "transport"}},
-		{"routes_string", `{"routes":"mcp"}`, []string{`"routes"`, "must be a list", "a string"}},
-		{"routes_null", `{"routes":null}`, []string{`"routes"`, "must be a list", "null"}},
-		{"route_not_object", `{"routes":["mcp"]}`, []string{"routes[0]", "must be an object", "a string", "transport"}},
-		{"route_without_transport", `{"routes":[{"route_name":"mcp"}]}`, []string{"routes[0]", `"transport"`, "required", `"sse" or "http"`}},
-		{"route_bad_transport", `{"routes":[{"route_name":"mcp","transport":"streamable"}]}`, []string{"routes[0].transport", `"sse" or "http"`, `"streamable"`}},
-		{"route_transport_none", `{"routes":[{"route_name":"mcp","transport":"none"}]}`, []string{"routes[0].transport", `"sse" or "http"`}},
-		{"route_transport_number", `{"routes":[{"route_name":"mcp","transport":1}]}`, []string{"routes[0].transport", `"sse" or "http"`, "got 1"}},
-		{"route_without_name_or_prefix", `{"routes":[{"transport":"sse"}]}`, []string{"routes[0]", `"route_name"`, `"path_prefix"`}},
-		{"route_with_empty_name_and_prefix", `{"routes":[{"route_name":"","path_prefix":"","transport":"sse"}]}`, []string{"routes[0]", `"route_name"`, `"path_prefix"`}},
-		{"route_unknown_key", `{"routes":[{"route":"mcp","transport":"http"}]}`, []string{"routes[0]", `"route"`, "unknown key", "route_name, path_prefix, transport"}},
-		{"route_duplicate_key", `{"routes":[{"path_prefix":"/a","transport":"sse","transport":"http"}]}`, []string{"routes[0]", `"transport"`, "twice"}},
-		{"mint_as_string", `{"mint_cursors":"true"}`, []string{`"mint_cursors"`, "true or false"}},
-		{"mint_as_number", `{"mint_cursors":1}`, []string{`"mint_cursors"`, "true or false"}},
-		{"principal_upper", `{"principal_header":"Authorization"}`, []string{`"principal_header"`, "lower-case"}},
-		{"principal_number", `{"principal_header":7}`, []string{`"principal_header"`, "lower-case"}},
-		{"route_second_entry_bad", `{"routes":[{"path_prefix":"/a","transport":"sse"},{"path_prefix":"b","transport":"http"}]}`, []string{"routes[1].path_prefix", `"/"`, `"b"`}},
-		{"route_prefix_without_slash", `{"routes":[{"path_prefix":"mcp","transport":"http"}]}`, []string{"routes[0].path_prefix", `start with "/"`, `"mcp"`}},
-		{"route_name_not_string", `{"routes":[{"route_name":7,"transport":"http"}]}`, []string{"routes[0].route_name", "must be a string"}},
-		{"route_prefix_not_string", `{"routes":[{"path_prefix":["/"],"transport":"http"}]}`, []string{"routes[0].path_prefix", "must be a string"}},
-		{"route_name_too_long", `{"routes":[{"route_name":"` + strings.Repeat("r", 1025) + `","transport":"http"}]}`, []string{"routes[0].route_name", "at most 1024 bytes"}},
-		{"too_many_routes", `{"routes":[` + strings.TrimSuffix(strings.Repeat(`{"path_prefix":"/","transport":"sse"},`, 257), ",") + `]}`, []string{`"routes"`, "257", "at most 256"}},
+		{"routes_object", `{"routes":{"route_name":"a","transport":"sse"}}`, "routes", []string{`"routes"`, "must be a list", "an object", "route_name", "path_prefix", "transport"}},
+		{"routes_string", `{"routes":"mcp"}`, "routes", []string{`"routes"`, "must be a list", "a string"}},
+		{"routes_null", `{"routes":null}`, "routes", []string{`"routes"`, "must be a list", "null"}},
+		{"route_not_object", `{"routes":["mcp"]}`, "routes/0", []string{"routes[0]", "must be an object", "a string", "transport"}},
+		{"route_without_transport", `{"routes":[{"route_name":"mcp"}]}`, "routes/0", []string{"routes[0]", `"transport"`, "required", `"sse" or "http"`}},
+		{"route_bad_transport", `{"routes":[{"route_name":"mcp","transport":"streamable"}]}`, "routes/0/transport", []string{"routes[0].transport", `"sse" or "http"`, `"streamable"`}},
+		{"route_transport_none", `{"routes":[{"route_name":"mcp","transport":"none"}]}`, "routes/0/transport", []string{"routes[0].transport", `"sse" or "http"`}},
+		{"route_transport_number", `{"routes":[{"route_name":"mcp","transport":1}]}`, "routes/0/transport", []string{"routes[0].transport", `"sse" or "http"`, "got 1"}},
+		{"route_without_name_or_prefix", `{"routes":[{"transport":"sse"}]}`, "routes/0", []string{"routes[0]", `"route_name"`, `"path_prefix"`}},
+		{"route_with_empty_name_and_prefix", `{"routes":[{"route_name":"","path_prefix":"","transport":"sse"}]}`, "routes/0", []string{"routes[0]", `"route_name"`, `"path_prefix"`}},
+		{"route_unknown_key", `{"routes":[{"route":"mcp","transport":"http"}]}`, "routes/0/route", []string{"routes[0]", `"route"`, "unknown key", "route_name, path_prefix, transport"}},
+		{"route_duplicate_key", `{"routes":[{"path_prefix":"/a","transport":"sse","transport":"http"}]}`, "routes/0/transport (second)", []string{"routes[0]", `"transport"`, "twice"}},
+		{"mint_as_string", `{"mint_cursors":"true"}`, "mint_cursors", []string{`"mint_cursors"`, "true or false"}},
+		{"mint_as_number", `{"mint_cursors":1}`, "mint_cursors", []string{`"mint_cursors"`, "true or false"}},
+		{"principal_upper", `{"principal_header":"Authorization"}`, "principal_header", []string{`"principal_header"`, "lower-case"}},
+		{"principal_number", `{"principal_header":7}`, "principal_header", []string{`"principal_header"`, "lower-case"}},
+		{"route_second_entry_bad", `{"routes":[{"path_prefix":"/a","transport":"sse"},{"path_prefix":"b","transport":"http"}]}`, "routes/1/path_prefix", []string{"routes[1].path_prefix", `"/"`, `"b"`}},
+		{"route_prefix_without_slash", `{"routes":[{"path_prefix":"mcp","transport":"http"}]}`, "routes/0/path_prefix", []string{"routes[0].path_prefix", `start with "/"`, `"mcp"`}},
+		{"route_name_not_string", `{"routes":[{"route_name":7,"transport":"http"}]}`, "routes/0/route_name", []string{"routes[0].route_name", "must be a string"}},
+		{"route_prefix_not_string", `{"routes":[{"path_prefix":["/"],"transport":"http"}]}`, "routes/0/path_prefix", []string{"routes[0].path_prefix", "must be a string"}},
+		{"route_name_too_long", `{"routes":[{"route_name":"` + strings.Repeat("r", 1025) + `","transport":"http"}]}`, "routes/0/route_name", []string{"routes[0].route_name", "at most 1024 bytes"}},
+
+		{"too_many_routes", `{"routes":[` + strings.TrimSuffix(strings.Repeat(`{"path_prefix":"/","transport":"sse"},`, 257), ",") + `]}`, "routes", []string{`"routes"`, "257", "at most 256"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.in))
-			if err == nil {
-				t.Fatalf("Parse(%.200s) succeeded, want an error", tc.in)
-			}
-			msg := err.Error()
-			if !strings.HasPrefix(msg, "config: ") {
-				t.Errorf("error %q does not start with \"config: \"", msg)
+			first := firstError(t, tc.in, err)
+			if at := pathOf(first); at != tc.at {
+				t.Errorf("error %q is at %q, want %q", first.Message, at, tc.at)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("error %q does not mention %q", msg, w)
+				if !strings.Contains(first.Message, w) {
+					t.Errorf("message %q does not mention %q", first.Message, w)
 				}
 			}
 		})
+	}
+}
+
+// firstError returns the first of the Errors Parse(in) returned as err,
+// after checking their texts: "config: " and the message, one a line.
+func firstError(t *testing.T, in string, err error) *Error {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("Parse(%.200s) succeeded, want an error", in)
+	}
+	var es Errors
+	if !errors.As(err, &es) || len(es) == 0 {
+		t.Fatalf("Parse(%.200s) = %T %v, want a non-empty Errors", in, err, err)
+	}
+	var lines []string
+	for _, e := range es {
+		if e.Error() != "config: "+e.Message {
+			t.Errorf("Error() = %q, want \"config: \" and the message %q", e.Error(), e.Message)
+		}
+		lines = append(lines, e.Error())
+	}
+	if err.Error() != strings.Join(lines, "\n") {
+		t.Errorf("Errors.Error() = %q, want each error's text, one a line", err.Error())
+	}
+	var one *Error
+	if !errors.As(err, &one) || one != es[0] {
+		t.Errorf("errors.As(err, *Error) = %v, want the first error", one)
+	}
+	return es[0]
+}
+
+// pathOf is e's Path joined by "/", and " (second)" when it is about a
+// key's second occurrence.
+func pathOf(e *Error) string {
+	s := strings.Join(e.Path, "/")
+	if e.Duplicate {
+		s += " (second)"
+	}
+	return s
+}
+
+// TestParseEveryError: Parse reports every top-level key and every routes
+// entry that is wrong, in the order of the input, each at its path; a
+// routes entry by its first fault, a repeated key once, at its second
+// occurrence.
+func TestParseEveryError(t *testing.T) {
+	in := `{"routes":[{"path_prefix":"mcp","transport":"grpc"},{"path_prefix":"/ok","transport":"http"},{"transport":"sse"}],` +
+		`"max_sessions":0,"bogus":1,"max_sessions":5,"unacked_cursor":"rewind","max_sessions":6}`
+	_, err := Parse([]byte(in))
+	firstError(t, in, err)
+	var es Errors
+	errors.As(err, &es)
+	want := []struct{ at, msg string }{
+		{"routes/0/transport", `routes[0].transport must be "sse" or "http", got "grpc"`},
+		{"routes/2", `routes[2]: set "route_name", "path_prefix" or both, or the entry matches nothing`},
+		{"max_sessions", `key "max_sessions": 0 is not an integer from 1 to 1000000`},
+		{"bogus", `unknown key "bogus"; allowed keys: ` + strings.Join(Keys, ", ")},
+		{"max_sessions (second)", `key "max_sessions" appears twice`},
+	}
+	if len(es) != len(want) {
+		t.Fatalf("Parse(%s) found %d errors, want %d:\n%v", in, len(es), len(want), err)
+	}
+	for i, w := range want {
+		if pathOf(es[i]) != w.at || es[i].Message != w.msg {
+			t.Errorf("error %d = %q at %q, want %q at %q", i, es[i].Message, pathOf(es[i]), w.msg, w.at)
+		}
 	}
 }
 

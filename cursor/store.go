@@ -20,8 +20,10 @@ var (
 	ErrNotFound    error = notFoundError{}
 	ErrCASMismatch       = errors.New("cursor: shared data CAS mismatch")
 	// ErrContention is returned when a record could not be updated within
-	// the retry budget because other workers kept changing it.
-	ErrContention = errors.New("cursor: watermark record kept changing under concurrent updates; gave up after 16 attempts")
+	// the retry budget (maxCASAttempts) because other workers kept changing
+	// it.
+	ErrContention = errors.New("cursor: watermark record kept changing under concurrent updates; gave up after " +
+		strconv.Itoa(maxCASAttempts) + " attempts")
 )
 
 // KeyPrefix starts every shared-data key the plugin writes. Istio gives all

@@ -87,7 +87,7 @@ func checkBootstrap(doc *yaml.Node, src []byte) ([]target, error) {
 			for _, f := range envoyconf.CrossCheck(cfg, l.Routes, false) {
 				at := yamlpos.Pos{}
 				if f.Entry >= 0 {
-					at = p.locate([]string{"routes", strconv.Itoa(f.Entry), f.Key}, f.Msg)
+					at = p.locate([]string{"routes", strconv.Itoa(f.Entry), f.Key}, false)
 				} else if f.Route != nil {
 					at = f.Route.At
 				}
@@ -266,7 +266,7 @@ func (t *target) checkManifestPlugin(key, value *yaml.Node, warnOnly bool, why s
 		if r.RouteName == "" {
 			continue
 		}
-		f := finding{at: p.locate([]string{"routes", strconv.Itoa(i), "route_name"}, ""), warning: warnOnly,
+		f := finding{at: p.locate([]string{"routes", strconv.Itoa(i), "route_name"}, false), warning: warnOnly,
 			msg: fmt.Sprintf("routes[%d].route_name %q: %s", i, r.RouteName, why)}
 		t.findings = append(t.findings, f)
 	}

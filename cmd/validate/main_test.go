@@ -3,12 +3,14 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcp-resume-guard/mcp-resume-guard/config"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/oci"
 )
 
@@ -247,6 +249,57 @@ func TestMalformedJSONColumn(t *testing.T) {
 	if code, out := validate(t, name); code != 1 || !strings.Contains(out, name+":"+want+": ") {
 		t.Errorf("exit %d, want 1 and %s:%s:\n%s", code, name, want, out)
 	}
+}
+
+// TestErrorsAtTheirPath: each error of the plugin's parser is printed with
+// its text unchanged, at the member its Path names: a key that appears
+// twice at its second occurrence, a key of any spelling (dots, brackets)
+// at itself, an entry of routes at its key.
+func TestErrorsAtTheirPath(t *testing.T) {
+	text := `{
+  "routes": [
+    {"path_prefix": "/mcp", "transport": "http"},
+    {"path_prefix": "/sse", "transport": "sse", "transport": "http"},
+    {"path_prefix": "/messages"}
+  ],
+  "routes[0].transport": 1,
+  "max_sessions": 1,
+  "max_sessions": 2
+}
+`
+	name := filepath.Join(t.TempDir(), "paths.json")
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := config.Parse([]byte(text))
+	var errs config.Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("config.Parse: %v, want config.Errors", err)
+	}
+	// Where each error must be printed, in the order config.Parse gives
+	// them, by its Path.
+	want := map[string]string{
+		"routes/1/transport":  posOf(t, text, "\"transport\": \"http\"},\n    {\"path_prefix\": \"/messages\"}"),
+		"routes/2":            posOf(t, text, `{"path_prefix": "/messages"}`),
+		"routes[0].transport": posOf(t, text, `"routes[0].transport"`),
+		"max_sessions":        posOf(t, text, `"max_sessions": 2`),
+	}
+	if len(errs) != len(want) {
+		t.Fatalf("config.Parse found %d errors, want %d: %v", len(errs), len(want), err)
+	}
+	code, out := validate(t, name)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, e := range errs {
+		at, ok := want[strings.Join(e.Path, "/")]
+		if !ok {
+			t.Errorf("unexpected error at %q: %v", e.Path, e)
+			continue
+		}
+		wantAll(t, out, name+":"+at+": plugin configuration: "+e.Error()+"\n")
+	}
+	wantAll(t, out, "4 error(s)")
 }
 
 // TestDocumentsAndFolders: documents without the plugin are skipped with a
