@@ -68,6 +68,15 @@ type Config struct {
 	// never the value) binds a tombstone to the credentials that were
 	// refused; "" binds tombstones to the session alone.
 	PrincipalHeader string
+	// Unwind is the way back out ("unwind": true): the guard tags no new
+	// event ID (SSE responses pass through byte for byte), still strips
+	// the tag of every cursor it issued (tagged and minted cursors keep
+	// being understood), and passes untagged cursors unchanged. Parse
+	// then sets Policy.Untagged to UntaggedPassthrough and Policy.Minting
+	// to false. After one session_ttl_seconds (or the longest stream a
+	// server keeps, if longer) no client holds a cursor the upstream
+	// cannot read, and the guard can be removed.
+	Unwind bool
 }
 
 // DefaultPrincipalHeader is the default of "principal_header".
@@ -90,7 +99,7 @@ var Keys = []string{
 	"routes", "untagged_cursor", "unacked_cursor", "unacked_scope",
 	"upstream_replay", "unknown_cursor", "legacy_reinit",
 	"max_sessions", "session_ttl_seconds", "max_line_bytes",
-	"mint_cursors", "principal_header",
+	"mint_cursors", "principal_header", "unwind",
 }
 
 var routeKeys = []string{"route_name", "path_prefix", "transport"}
@@ -190,8 +199,9 @@ func Parse(data []byte) (Config, error) {
 	var errs Errors
 	// gjson hands over every member, duplicates included, in order: a
 	// second one would silently override the first.
-	// seen counts each key's occurrences.
-	seen := map[string]int{}
+	// seen counts each key's occurrences; set: the keys the configuration
+	// sets to a valid value.
+	seen, set := map[string]int{}, map[string]bool{}
 	root.ForEach(func(k, v gjson.Result) bool {
 		if seen[k.Str]++; seen[k.Str] > 1 {
 			if seen[k.Str] == 2 {
@@ -199,13 +209,39 @@ func Parse(data []byte) (Config, error) {
 			}
 			return true
 		}
-		errs = append(errs, c.set(k.Str, v)...)
+		e := c.set(k.Str, v)
+		errs = append(errs, e...)
+		set[k.Str] = len(e) == 0
 		return true
 	})
+	errs = append(errs, c.unwind(set)...)
 	if len(errs) > 0 {
 		return c, errs
 	}
 	return c, nil
+}
+
+// unwind applies "unwind": true, given which keys the configuration sets
+// (to a valid value):
+// untagged cursors pass (the upstream mints nothing else during the
+// unwind), nothing is minted (nothing is tagged). A key set to the
+// opposite is an error.
+func (c *Config) unwind(set map[string]bool) Errors {
+	if !c.Unwind {
+		return nil
+	}
+	var errs Errors
+	if set["untagged_cursor"] && c.Policy.Untagged == cursor.UntaggedReinit {
+		errs = append(errs, errorAt(`key "untagged_cursor": "reinit" refuses exactly the cursors the upstream mints while "unwind" is true `+
+			`(the guard tags no new event ID, so every new cursor is untagged); remove untagged_cursor (unwind passes untagged cursors) or set unwind to false`,
+			"untagged_cursor"))
+	}
+	if set["mint_cursors"] && c.Policy.Minting {
+		errs = append(errs, errorAt(`key "mint_cursors": true mints cursors, but while "unwind" is true the guard tags no event ID; `+
+			`remove mint_cursors (unwind turns minting off) or set unwind to false`, "mint_cursors"))
+	}
+	c.Policy.Untagged, c.Policy.Minting = cursor.UntaggedPassthrough, false
+	return errs
 }
 
 // jsonSpace is JSON's whitespace (RFC 8259 section 2).
@@ -246,6 +282,8 @@ func (c *Config) set(key string, v gjson.Result) Errors {
 		err = boolean(key, v, &c.Policy.Minting)
 	case "principal_header":
 		err = headerName(key, v, &c.PrincipalHeader)
+	case "unwind":
+		err = boolean(key, v, &c.Unwind)
 	default:
 		err = errorAt("unknown key "+strconv.Quote(key)+"; allowed keys: "+strings.Join(Keys, ", "), key)
 	}

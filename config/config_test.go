@@ -49,6 +49,19 @@ func TestParseValid(t *testing.T) {
 		{"mint_on", `{"mint_cursors":true}`, with(func(c *Config) { c.Policy.Minting = true })},
 		{"principal_custom", `{"principal_header":"x-forwarded-client-cert"}`, with(func(c *Config) { c.PrincipalHeader = "x-forwarded-client-cert" })},
 		{"principal_off", `{"principal_header":""}`, with(func(c *Config) { c.PrincipalHeader = "" })},
+		{"unwind_off", `{"unwind":false}`, Default()},
+		// The way back: untagged cursors pass, nothing is minted.
+		{"unwind_on", `{"unwind":true}`, with(func(c *Config) {
+			c.Unwind, c.Policy.Untagged, c.Policy.Minting = true, cursor.UntaggedPassthrough, false
+		})},
+		{"unwind_with_what_it_sets", `{"unwind":true,"untagged_cursor":"passthrough","mint_cursors":false}`, with(func(c *Config) {
+			c.Unwind, c.Policy.Untagged, c.Policy.Minting = true, cursor.UntaggedPassthrough, false
+		})},
+		{"unwind_keeps_other_policies", `{"unacked_cursor":"observe","unwind":true,"unknown_cursor":"reinit"}`, with(func(c *Config) {
+			c.Unwind, c.Policy.Untagged, c.Policy.Minting = true, cursor.UntaggedPassthrough, false
+			c.Policy.Unacked, c.Policy.Unknown = cursor.UnackedObserve, cursor.UnknownReinit
+		})},
+		{"unwind_off_keeps_reinit", `{"unwind":false,"untagged_cursor":"reinit","mint_cursors":true}`, Default()},
 
 		{"max_sessions_min", `{"max_sessions":1}`, with(func(c *Config) { c.MaxSessions = 1 })},
 		{"max_sessions_max", `{"max_sessions":1000000}`, with(func(c *Config) { c.MaxSessions = MaxMaxSessions })},
@@ -91,7 +104,8 @@ func TestParseValid(t *testing.T) {
 			"session_ttl_seconds": 60,
 			"max_line_bytes": 4096,
 			"mint_cursors": false,
-			"principal_header": "x-jwt-sub"
+			"principal_header": "x-jwt-sub",
+			"unwind": false
 		}`, Config{
 			Routes: []Route{{PathPrefix: "/mcp", Transport: cursor.TransportHTTP}},
 			Policy: cursor.Policy{
@@ -255,6 +269,16 @@ func TestParseErrors(t *testing.T) {
 		{"route_prefix_not_string", `{"routes":[{"path_prefix":["/"],"transport":"http"}]}`, "routes/0/path_prefix", []string{"routes[0].path_prefix", "must be a string"}},
 		{"route_name_too_long", `{"routes":[{"route_name":"` + strings.Repeat("r", 1025) + `","transport":"http"}]}`, "routes/0/route_name", []string{"routes[0].route_name", "at most 1024 bytes"}},
 
+		{"unwind_string", `{"unwind":"true"}`, "unwind", []string{`"unwind"`, `"true"`, "true or false"}},
+		{"unwind_null", `{"unwind":null}`, "unwind", []string{`"unwind"`, "true or false"}},
+		// What unwind contradicts, named at the key to change, with why.
+		{"unwind_with_untagged_reinit", `{"unwind":true,"untagged_cursor":"reinit"}`, "untagged_cursor",
+			[]string{`key "untagged_cursor": "reinit" refuses exactly the cursors the upstream mints while "unwind" is true`, "every new cursor is untagged", "remove untagged_cursor", "set unwind to false"}},
+		{"unwind_after_untagged_reinit", `{"untagged_cursor":"reinit","unwind":true}`, "untagged_cursor", []string{`"reinit" refuses`}},
+		{"unwind_with_minting", `{"mint_cursors":true,"unwind":true}`, "mint_cursors",
+			[]string{`key "mint_cursors": true mints cursors`, `"unwind" is true the guard tags no event ID`, "remove mint_cursors"}},
+		// A bad value is its own error, not also a contradiction of unwind.
+		{"unwind_with_bad_untagged", `{"unwind":true,"untagged_cursor":"bogus"}`, "untagged_cursor", []string{`"bogus" is not one of reinit, passthrough`}},
 		{"too_many_routes", `{"routes":[` + strings.TrimSuffix(strings.Repeat(`{"path_prefix":"/","transport":"sse"},`, 257), ",") + `]}`, "routes", []string{`"routes"`, "257", "at most 256"}},
 	}
 	for _, tc := range cases {
@@ -485,6 +509,7 @@ func FuzzParse(f *testing.F) {
 		`{"routes":[{"transport":"sse","transport":"http","path_prefix":"/"}]}`,
 		`{"max_sessions":1e3}`, `{"a":`, `{"routes":[[[[[]]]]]}`, "{\"\xff\":1}",
 		`{"mint_cursors":false,"principal_header":"x-jwt-sub","legacy_reinit":"drop_cursor","unknown_cursor":"reinit"}`,
+		`{"unwind":true,"untagged_cursor":"passthrough"}`, `{"unwind":true,"mint_cursors":true}`,
 		`{"max\u005fsessions":"10"}`, `{"routes":[{"route_name":"a\ud800b","transport":"sse"}]}`, "\xef\xbb\xbf{}",
 	}
 	for _, s := range seeds {
@@ -507,6 +532,9 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted out-of-range numbers: %+v", c)
 		}
 		p := c.Policy
+		if c.Unwind && (p.Untagged != cursor.UntaggedPassthrough || p.Minting) {
+			t.Fatalf("accepted unwind with untagged cursors refused or minting on: %+v", c)
+		}
 		if p.Untagged > cursor.UntaggedPassthrough || p.Unacked > cursor.UnackedObserve || p.Scope > cursor.ScopeAll ||
 			p.Replay > cursor.ReplayInclusive || p.Unknown > cursor.UnknownReinit || c.LegacyReinit > LegacyDropCursor {
 			t.Fatalf("accepted an out-of-range policy: %+v", c)
@@ -574,6 +602,8 @@ func checkAsEncodingJSON(t *testing.T, data []byte, c Config) {
 				err = decodeInt(raw, &w.MaxLineBytes)
 			case "mint_cursors":
 				err = json.Unmarshal(raw, &w.Policy.Minting)
+			case "unwind":
+				err = json.Unmarshal(raw, &w.Unwind)
 			case "principal_header":
 				err = json.Unmarshal(raw, &w.PrincipalHeader)
 			case "routes":
@@ -595,6 +625,9 @@ func checkAsEncodingJSON(t *testing.T, data []byte, c Config) {
 			if err != nil || bytes.Equal(raw, []byte("null")) {
 				t.Fatalf("Parse accepted %q, but encoding/json reads %q as %s: %v", data, key, raw, err)
 			}
+		}
+		if w.Unwind {
+			w.Policy.Minting = false // unwind turns minting off
 		}
 	})
 	if !reflect.DeepEqual(c, want) {

@@ -8,14 +8,15 @@ import (
 )
 
 // TestPluginConfigExamples: every published example is accepted by the
-// plugin's own parser and guards at least one route.
+// plugin's own parser and guards at least one route; unwind.json unwinds
+// (and only it).
 func TestPluginConfigExamples(t *testing.T) {
 	files, err := filepath.Glob("plugin-config/*.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 5 {
-		t.Fatalf("found %d examples under plugin-config/; want envoy, paths, rollout, rewind, reinit", len(files))
+	if len(files) < 6 {
+		t.Fatalf("found %d examples under plugin-config/; want envoy, paths, rollout, rewind, reinit, unwind", len(files))
 	}
 	for _, f := range files {
 		cfg, err := config.Parse(readFile(t, f))
@@ -25,6 +26,9 @@ func TestPluginConfigExamples(t *testing.T) {
 		}
 		if len(cfg.Routes) == 0 {
 			t.Errorf("%s lists no routes; the filter would guard nothing", f)
+		}
+		if want := filepath.Base(f) == "unwind.json"; cfg.Unwind != want {
+			t.Errorf("%s: unwind %v, want %v", f, cfg.Unwind, want)
 		}
 	}
 }

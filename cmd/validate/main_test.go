@@ -193,6 +193,9 @@ func TestRejectsBroken(t *testing.T) {
 			at: "unknown_cursor: sometimes", want: []string{`key "unknown_cursor": "sometimes" is not one of forward, reinit`}},
 		{name: "malformed plugin JSON", file: "envoy/plugin-config/paths.json", old: `{"path_prefix": "/sse", "transport": "sse"}`, new: `{"path_prefix": "/sse", "transport": "sse",}`,
 			at: `}`, want: []string{"not valid JSON", "invalid character '}' looking for beginning of object key string"}},
+		{name: "unwind with what it contradicts", file: "envoy/plugin-config/envoy.json", old: `"principal_header": "authorization"`, new: `"principal_header": "authorization", "unwind": true`,
+			at: `"untagged_cursor": "reinit"`, want: []string{`config: key "untagged_cursor": "reinit" refuses exactly the cursors the upstream mints while "unwind" is true`,
+				posOf(t, readRepo(t, "envoy/plugin-config/envoy.json"), `"mint_cursors": true`) + `: plugin configuration: config: key "mint_cursors": true mints cursors`, "2 error(s)"}},
 		// Every error, not only the first.
 		{name: "every error", file: "envoy/plugin-config/paths.json", old: `{"path_prefix": "/mcp", "transport": "http"}`, new: `{"path_prefix": "mcp", "transport": "http"}], "max_sessions": 0, "routes2": [{}`,
 			at: `"path_prefix": "mcp"`, want: []string{`routes[0].path_prefix must start with "/"`, `key "max_sessions": 0 is not an integer from 1 to 1000000`, `unknown key "routes2"`, "3 error(s)"}},
