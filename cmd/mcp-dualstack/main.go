@@ -4,7 +4,13 @@
 // bridged sessions, replay strictly after the cursor). See package
 // internal/dualstack.
 //
+// With -layout python (or python-one-chunk) /mcp answers as the official
+// Python SDK's server does: CRLF events, UUID event IDs, tools/call streams
+// closed after their priming event (SEP-1699 polling), and a resume that
+// replays the cursor's stream and then writes a fresh priming event.
+//
 //	mcp-dualstack -listen 127.0.0.1:8080 -first-event-id 100 -replay exclusive
+//	mcp-dualstack -layout python -retry-ms 100
 package main
 
 import (
@@ -37,9 +43,15 @@ func run() error {
 	noPriming := flag.Bool("no-priming", false, "do not start POST /mcp SSE answers with a priming event")
 	preferJSON := flag.Bool("prefer-json", false, "answer POST /mcp with application/json when the client accepts both")
 	hold := flag.Bool("hold-post-streams", false, "keep every POST /mcp SSE answer open after its result")
+	layoutName := flag.String("layout", "default", "how /mcp writes and resumes streams: default, python (the Python SDK's server, one flush per event) or python-one-chunk (the same, events ready together in one chunk)")
+	retryMS := flag.Int("retry-ms", 1000, "retry field of priming events in the python layouts (0: none)")
 	flag.Parse()
 
 	mode, err := dualstack.ParseReplayMode(*replay)
+	if err != nil {
+		return err
+	}
+	layout, err := dualstack.ParseLayout(*layoutName)
 	if err != nil {
 		return err
 	}
@@ -51,13 +63,15 @@ func run() error {
 		NoPriming:       *noPriming,
 		PreferJSON:      *preferJSON,
 		HoldPostStreams: *hold,
+		Layout:          layout,
+		RetryMillis:     *retryMS,
 	})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	logger.Info("listening", "addr", ln.Addr().String(), "first_event_id", srv.NextEventID().String(), "replay", mode.String())
+	logger.Info("listening", "addr", ln.Addr().String(), "first_event_id", srv.NextEventID().String(), "replay", mode.String(), "layout", layout.String())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -20,6 +20,8 @@ type Stats struct {
 	NextEventID string `json:"next_event_id"`
 	// Replay is the replay contract ("exclusive" or "inclusive").
 	Replay string `json:"replay"`
+	// Layout is the default layout of new Streamable HTTP sessions.
+	Layout string `json:"layout"`
 }
 
 // Stats returns the server's counters.
@@ -31,13 +33,15 @@ func (srv *Server) Stats() Stats {
 		Resumes:         srv.Resumes(),
 		NextEventID:     srv.NextEventID().String(),
 		Replay:          srv.opts.Replay.String(),
+		Layout:          srv.opts.Layout.String(),
 	}
 }
 
 // index is served at GET /: what this server is and where its endpoints are.
 const index = `mcp-dualstack: reference MCP upstream with the seed incident's bug on purpose
 (one event-ID allocator for both transports, legacy sessions bridged into /mcp,
-replay strictly after the cursor unless -replay inclusive).
+replay strictly after the cursor unless -replay inclusive; -layout python
+answers /mcp as the official Python SDK's server does, with 2025-11-25 polling).
 
 legacy HTTP+SSE    GET /sse, POST /messages?sessionId=
 Streamable HTTP    POST, GET, DELETE /mcp
@@ -57,6 +61,8 @@ func (srv *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
 // EventJSON is one logged event as GET /debug/events?sessionId= serves it.
 type EventJSON struct {
 	ID        string          `json:"id"`
+	Wire      string          `json:"wire,omitempty"` // the ID on the wire, when not ID
+	Stream    string          `json:"stream,omitempty"`
 	Kind      EventKind       `json:"kind"`
 	Transport Transport       `json:"transport"`
 	Data      json.RawMessage `json:"data,omitempty"`
@@ -74,7 +80,7 @@ func (srv *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]EventJSON, len(evs))
 	for i, ev := range evs {
-		out[i] = EventJSON{ID: ev.ID.String(), Kind: ev.Kind, Transport: ev.Transport}
+		out[i] = EventJSON{ID: ev.ID.String(), Wire: ev.Wire, Stream: ev.Stream, Kind: ev.Kind, Transport: ev.Transport}
 		if len(ev.Data) > 0 {
 			out[i].Data = ev.Data
 		}

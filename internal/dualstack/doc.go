@@ -66,6 +66,29 @@
 // again, then the replay). Legacy POSTs are run before the 202 is answered,
 // so their events are queued in order.
 //
+// # The Python SDK's layout
+//
+// With [Options.Layout] LayoutPython or LayoutPythonOneChunk (or the header
+// [HeaderLayout] on an initialize request, for one session), /mcp answers
+// as the official Python SDK's server does with an event store and a retry
+// interval (src/mcp/server/streamable_http.py), under 2025-11-25 polling
+// (SEP-1699):
+//
+//	POST tools/call   id: <uuid>\r\ndata: \r\nretry: <ms>\r\n\r\n      then the stream closes
+//	GET + Last-Event-ID: <that id>
+//	                  id: <uuid>\r\nevent: message\r\ndata: <progress>\r\n\r\n
+//	                  id: <uuid>\r\nevent: message\r\ndata: <result>\r\n\r\n
+//	                  id: <uuid>\r\ndata: \r\nretry: <ms>\r\n\r\n      then the stream closes
+//
+// The GET replays the events of the cursor's stream strictly after the
+// cursor (_replay_events) and then writes a fresh priming event, so a
+// result is not the last event of its stream: the client's cursor may stay
+// at the result while the stream's last event is the priming event. In
+// LayoutPython each event is flushed on its own (the SDK awaits every send),
+// with [Options.EventGap] between them; in LayoutPythonOneChunk the events
+// ready together go out in one body chunk. Requests of protocols before
+// 2025-11-25 get no priming event and no polling, as from the SDK.
+//
 // # Test hooks
 //
 // [Server.ToolRuns], [Server.Sessions], [Server.Events] and [Server.Stats]

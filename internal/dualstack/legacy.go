@@ -15,7 +15,7 @@ import (
 // carries every event of the session until the client goes away. The session
 // outlives the stream so that /mcp can resume it.
 func (srv *Server) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
-	st := newStream(streamLegacy, TransportSSE)
+	st := newStream(streamLegacy, TransportSSE, LayoutDefault, "sse")
 	var sess *Session
 	var replay []Event
 	if c := r.Header.Get(headerLastEventID); c != "" && srv.opts.LegacyResume {
@@ -26,7 +26,7 @@ func (srv *Server) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 		}
 		note(r, slog.String("replay", srv.opts.Replay.String()), slog.Int("replayed", len(replay)))
 	} else {
-		sess = newSession(TransportSSE, srv.opts.SessionIDBytes)
+		sess = newSession(TransportSSE, srv.opts.SessionIDBytes, LayoutDefault)
 		srv.sessions.add(sess)
 		sess.attach(st)
 	}
@@ -35,13 +35,11 @@ func (srv *Server) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 
 	sseHeaders(w)
 	endpoint := "/messages?sessionId=" + url.QueryEscape(sess.id)
-	if _, err := w.Write(encodeEvent("endpoint", 0, []byte(endpoint))); err != nil {
+	if _, err := w.Write(encodeEvent("endpoint", "", []byte(endpoint))); err != nil {
 		return
 	}
-	for _, ev := range replay {
-		if err := writeEvent(w, ev); err != nil {
-			return
-		}
+	if err := srv.writeBurst(w, LayoutDefault, replay); err != nil {
+		return
 	}
 	if err := http.NewResponseController(w).Flush(); err != nil {
 		return
@@ -101,7 +99,7 @@ func (srv *Server) resumeLegacy(cursor string, st *stream) (*Session, []Event, e
 		return nil, nil, fmt.Errorf("malformed Last-Event-ID: %w", err)
 	}
 	for _, sess := range srv.sessions.all() {
-		if replay, err := sess.resume(id, srv.opts.Replay, st); err == nil {
+		if replay, err := sess.resume(id.String(), srv.opts.Replay, st); err == nil {
 			srv.resumes.Add(1)
 			return sess, replay, nil
 		}

@@ -3,6 +3,7 @@ package dualstack
 import (
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // ReplayMode is the resumption contract of the server.
@@ -74,4 +75,35 @@ type Options struct {
 	// that names no logged event answers 400. Off, GET /sse always opens a
 	// new session and ignores Last-Event-ID.
 	LegacyResume bool
+	// Layout is how the Streamable HTTP sessions write and resume their
+	// streams (default LayoutDefault; [HeaderLayout] on an initialize
+	// request chooses per session). In the Python layouts (the official
+	// Python SDK's server, src/mcp/server/streamable_http.py, with the
+	// example event store and a retry interval):
+	//   - events are "id", "event: message", "data" with CRLF line ends;
+	//     priming events "id", empty "data", "retry" (RetryMillis);
+	//   - event IDs are random UUIDs, session IDs uuid4().hex (unless
+	//     SessionIDBytes asks for a JWT-shaped one);
+	//   - priming events go only to requests of protocol 2025-11-25 or
+	//     later (the initialize request's protocolVersion, else the
+	//     MCP-Protocol-Version header, default 2025-03-26);
+	//   - a tools/call's POST stream closes right after its priming event
+	//     (SEP-1699 polling); the call's events are logged under its
+	//     request's stream;
+	//   - GET with Last-Event-ID replays the cursor's stream only, strictly
+	//     after the cursor (under ReplayExclusive), then writes a fresh
+	//     priming event and closes; a cursor the session never sent answers
+	//     an empty stream, not 400.
+	Layout Layout
+	// RetryMillis is the retry field of the Python layouts' priming events
+	// (the SDK's retry_interval); 0 writes none, and clients fall back to
+	// their own reconnect delay.
+	RetryMillis int
+	// EventGap is a pause between events that the Python layout
+	// (LayoutPython, not LayoutPythonOneChunk) writes one after the other
+	// (a replay and its priming event, queued progress and result). The
+	// SDK awaits between them, but on loopback back-to-back writes often
+	// reach a proxy in one read; a gap of a few milliseconds keeps them in
+	// separate body chunks, so tests can tell the two layouts apart.
+	EventGap time.Duration
 }

@@ -48,9 +48,28 @@ type Event struct {
 	// priming event.
 	Data []byte
 
+	// Stream names the stream the event belongs to, as the Python SDK keys
+	// its event store: a POST /mcp answer's request ID, "_GET_stream" for
+	// the standalone GET /mcp stream, "sse" for the legacy stream. A resume
+	// in the Python layout replays the cursor's stream only.
+	Stream string
+	// Wire is the event's ID on the wire when it is not ID's "e-N": a
+	// random UUID in the Python layouts, as the SDK's example event store
+	// mints them. See [Event.WireID].
+	Wire string
+
 	// final marks the response that completes the POST stream it was
 	// addressed to.
 	final bool
+}
+
+// WireID returns the event's ID as the server writes it and as clients send
+// it back in Last-Event-ID: Wire when set, else ID's "e-N" form.
+func (ev Event) WireID() string {
+	if ev.Wire != "" {
+		return ev.Wire
+	}
+	return ev.ID.String()
 }
 
 // SessionInfo describes a session for tests and /debug/stats.
@@ -67,6 +86,8 @@ type SessionInfo struct {
 	LastEventID EventID `json:"lastEventId"`
 	// OpenStreams counts the session's open SSE streams.
 	OpenStreams int `json:"openStreams"`
+	// Layout is the layout of the session's Streamable HTTP streams.
+	Layout string `json:"layout"`
 }
 
 // streamKind tells how a stream ends.
@@ -76,6 +97,7 @@ const (
 	streamLegacy     streamKind = iota // GET /sse
 	streamPost                         // POST /mcp SSE response
 	streamStandalone                   // GET /mcp
+	streamReplay                       // GET /mcp resuming a stream (Python layout)
 )
 
 // streamBuffer bounds the events queued for one stream's writer.
@@ -90,14 +112,16 @@ const maxLogEvents = 4096
 type stream struct {
 	kind      streamKind
 	transport Transport
+	layout    Layout // how its events are written
+	key       string // the Event.Stream of its events
 	events    chan Event
 	kill      chan struct{}
 	killOnce  sync.Once
 	dead      bool // guarded by the session's mu
 }
 
-func newStream(kind streamKind, t Transport) *stream {
-	return &stream{kind: kind, transport: t, events: make(chan Event, streamBuffer), kill: make(chan struct{})}
+func newStream(kind streamKind, t Transport, l Layout, key string) *stream {
+	return &stream{kind: kind, transport: t, layout: l, key: key, events: make(chan Event, streamBuffer), kill: make(chan struct{})}
 }
 
 func (st *stream) stop() { st.killOnce.Do(func() { close(st.kill) }) }
@@ -106,6 +130,7 @@ func (st *stream) stop() { st.killOnce.Do(func() { close(st.kill) }) }
 type Session struct {
 	id     string
 	origin Transport
+	layout Layout // of its Streamable HTTP streams
 
 	mu              sync.Mutex
 	protocolVersion string
@@ -116,9 +141,17 @@ type Session struct {
 	closed          bool
 }
 
-func newSession(origin Transport, idBytes int) *Session {
-	return &Session{id: newSessionID(idBytes), origin: origin, streams: map[*stream]struct{}{}}
+func newSession(origin Transport, idBytes int, layout Layout) *Session {
+	id := newSessionID(idBytes)
+	if layout.Python() && idBytes < minJWTSessionID {
+		id = newUUIDHex() // the Python SDK's uuid4().hex
+	}
+	return &Session{id: id, origin: origin, layout: layout, streams: map[*stream]struct{}{}}
 }
+
+// minJWTSessionID is the shortest SessionIDBytes that mints a JWT-shaped
+// session ID; shorter values mean the default.
+const minJWTSessionID = 43
 
 // newSessionID returns "s-" and 16 random hex digits: visible ASCII, as the
 // specification requires. With n over 18 it returns a JWT-shaped ID of
@@ -190,13 +223,42 @@ func (s *Session) defaultStreamLocked() *stream {
 	return nil
 }
 
+// liveStreamLocked returns an open stream of the session that writes the
+// events of stream key, or nil.
+func (s *Session) liveStreamLocked(key string) *stream {
+	for st := range s.streams {
+		if st.key == key && !st.dead && st.kind != streamLegacy {
+			return st
+		}
+	}
+	return nil
+}
+
 // appendLocked logs ev and hands it to target (or the default stream when
-// target is nil). A stream whose queue is full loses the event on the wire but
-// the log keeps it, as for a stream that was cut.
+// target is nil). In the Python layouts an event whose stream is gone goes to
+// the open stream resuming its stream, if any, as the SDK routes by stream
+// ID. A stream whose queue is full loses the event on the wire but the log
+// keeps it, as for a stream that was cut.
 func (s *Session) appendLocked(ev Event, target *stream) Event {
 	dst := target
 	if dst == nil {
 		dst = s.defaultStreamLocked()
+	}
+	if ev.Stream == "" {
+		switch {
+		case target != nil:
+			ev.Stream = target.key
+		case dst != nil:
+			ev.Stream = dst.key
+		default:
+			ev.Stream = pythonGetStreamKey
+		}
+	}
+	if s.layout.Python() && (dst == nil || dst.dead) {
+		dst = s.liveStreamLocked(ev.Stream)
+	}
+	if s.layout.Python() && ev.Wire == "" {
+		ev.Wire = newUUID4()
 	}
 	if dst != nil && !dst.dead {
 		ev.Transport = dst.transport
@@ -206,11 +268,17 @@ func (s *Session) appendLocked(ev Event, target *stream) Event {
 			ev.Transport = TransportNone
 		}
 	}
+	s.logLocked(ev)
+	return ev
+}
+
+// logLocked appends ev to the session's log, forgetting the oldest events
+// beyond maxLogEvents.
+func (s *Session) logLocked(ev Event) {
 	if len(s.log) >= maxLogEvents {
 		s.log = slices.Delete(s.log, 0, len(s.log)-maxLogEvents+1)
 	}
 	s.log = append(s.log, ev)
-	return ev
 }
 
 // close ends the session and every open stream.
@@ -227,7 +295,7 @@ func (s *Session) close() {
 func (s *Session) info() SessionInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := SessionInfo{ID: s.id, Origin: s.origin, ProtocolVersion: s.protocolVersion, Events: len(s.log), OpenStreams: len(s.streams)}
+	in := SessionInfo{ID: s.id, Origin: s.origin, ProtocolVersion: s.protocolVersion, Events: len(s.log), OpenStreams: len(s.streams), Layout: s.layout.String()}
 	if n := len(s.log); n > 0 {
 		in.LastEventID = s.log[n-1].ID
 	}

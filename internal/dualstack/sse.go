@@ -20,7 +20,7 @@ func sseHeaders(w http.ResponseWriter) {
 // encodeEvent renders one SSE event. Messages are "event: message", an "id"
 // line when the event has one, and the data on one line (encoded JSON has no
 // newline). A priming event is an ID and an empty data line.
-func encodeEvent(name string, id EventID, data []byte) []byte {
+func encodeEvent(name, id string, data []byte) []byte {
 	var b bytes.Buffer
 	b.Grow(len(data) + 48)
 	if name != "" {
@@ -28,28 +28,15 @@ func encodeEvent(name string, id EventID, data []byte) []byte {
 		b.WriteString(name)
 		b.WriteByte('\n')
 	}
-	if id != 0 {
+	if id != "" {
 		b.WriteString("id: ")
-		b.WriteString(id.String())
+		b.WriteString(id)
 		b.WriteByte('\n')
 	}
 	b.WriteString("data: ")
 	b.Write(data)
 	b.WriteString("\n\n")
 	return b.Bytes()
-}
-
-// writeEvent writes a logged event and flushes it. Once written, the server
-// considers the event delivered (the seed's condition).
-func writeEvent(w http.ResponseWriter, ev Event) error {
-	name := "message"
-	if ev.Kind == KindPriming {
-		name = ""
-	}
-	if _, err := w.Write(encodeEvent(name, ev.ID, ev.Data)); err != nil {
-		return err
-	}
-	return http.NewResponseController(w).Flush()
 }
 
 // pump writes st's events to w until the client goes away, the server or
@@ -66,10 +53,18 @@ func (srv *Server) pump(ctx context.Context, w http.ResponseWriter, st *stream, 
 		case <-srv.ctx.Done():
 			return n
 		case ev := <-st.events:
-			if err := writeEvent(w, ev); err != nil {
+			burst := []Event{ev}
+			// What is queued already goes out with it: in one chunk in
+			// LayoutPythonOneChunk, else one flush per event. A POST
+			// stream that is not held ends after its response.
+			for !(ev.final && st.kind == streamPost && !hold) && len(st.events) > 0 {
+				ev = <-st.events
+				burst = append(burst, ev)
+			}
+			if err := srv.writeBurst(w, st.layout, burst); err != nil {
 				return n
 			}
-			n++
+			n += len(burst)
 			if ev.final && st.kind == streamPost && !hold {
 				return n
 			}

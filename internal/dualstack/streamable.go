@@ -2,6 +2,7 @@ package dualstack
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -72,7 +73,14 @@ func (srv *Server) postMCP(w http.ResponseWriter, r *http.Request) {
 			writeJSONRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "initialize must not carry Mcp-Session-Id")
 			return
 		}
-		sess = newSession(TransportHTTP, srv.opts.SessionIDBytes)
+		layout := srv.opts.Layout
+		if h := r.Header.Get(HeaderLayout); h != "" {
+			if layout, err = ParseLayout(h); err != nil {
+				writeJSONRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, err.Error())
+				return
+			}
+		}
+		sess = newSession(TransportHTTP, srv.opts.SessionIDBytes, layout)
 		srv.sessions.add(sess)
 		w.Header().Set(headerSessionID, sess.id)
 		note(r, slog.String("session", sess.id))
@@ -117,27 +125,54 @@ func (srv *Server) postMCP(w http.ResponseWriter, r *http.Request) {
 
 // answerSSE answers a request on its own SSE stream: a priming event, the
 // request's progress, then the response; the stream ends after the response
-// unless held.
+// unless held. In the Python layouts the priming event goes only to
+// protocol 2025-11-25 or later, and a tools/call stream is closed right
+// after it (SEP-1699 polling, as a tool calling the SDK's close_sse_stream
+// at once does): the call runs on, its events are logged under the
+// request's stream, and the client fetches them with GET and Last-Event-ID.
 func (srv *Server) answerSSE(w http.ResponseWriter, r *http.Request, sess *Session, req *jsonrpc.Request) {
-	st := newStream(streamPost, TransportHTTP)
+	st := newStream(streamPost, TransportHTTP, sess.layout, fmt.Sprint(req.ID.Raw()))
 	if !sess.attach(st) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
 	defer sess.detach(st)
 	hold := srv.opts.HoldPostStreams || r.Header.Get(HeaderHold) == "1"
+	prime, poll := !srv.opts.NoPriming, false
+	if sess.layout.Python() {
+		var initVersion string
+		if req.Method == "initialize" {
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			_ = unmarshalParams(req.Params, &p)
+			initVersion = cmp.Or(p.ProtocolVersion, pythonDefaultVersion)
+		}
+		prime = prime && pythonPrimes(pythonVersion(r, initVersion))
+		poll = prime && req.Method == "tools/call"
+	}
 	sseHeaders(w)
-	if !srv.opts.NoPriming {
+	if prime {
 		srv.emitPriming(sess, st)
 	}
-	// The request runs under the server's context, not the client's: a cut
-	// stream does not stop the tool, and its result is still "sent" (logged).
-	go func() {
+	run := func() {
+		// The request runs under the server's context, not the client's: a
+		// cut stream does not stop the tool, and its result is still "sent"
+		// (logged).
 		resp := srv.handle(sess, st, req)
 		if _, err := srv.emit(sess, st, resp, true); err != nil {
 			srv.log.Error("emitting response", "session", sess.id, "err", err)
 		}
-	}()
+	}
+	if poll {
+		ev := <-st.events // the priming event, queued by emitPriming
+		err := srv.writeBurst(w, st.layout, []Event{ev})
+		sess.detach(st) // closed before the tool runs: its events are only logged
+		go run()
+		note(r, slog.Int("events", 1), slog.Bool("polling", true), slog.Bool("written", err == nil))
+		return
+	}
+	go run()
 	n := srv.pump(r.Context(), w, st, hold)
 	note(r, slog.Int("events", n), slog.Bool("hold", hold))
 }
@@ -161,15 +196,20 @@ func (srv *Server) getMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
-	st := newStream(streamStandalone, TransportHTTP)
+	c := r.Header.Get(headerLastEventID)
+	if c != "" && sess.layout.Python() {
+		srv.getMCPPython(w, r, sess, c)
+		return
+	}
+	st := newStream(streamStandalone, TransportHTTP, sess.layout, pythonGetStreamKey)
 	var replay []Event
-	if c := r.Header.Get(headerLastEventID); c != "" {
+	if c != "" {
 		cursor, err := ParseEventID(c)
 		if err != nil {
 			http.Error(w, "malformed Last-Event-ID: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		replay, err = sess.resume(cursor, srv.opts.Replay, st)
+		replay, err = sess.resume(cursor.String(), srv.opts.Replay, st)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -187,13 +227,37 @@ func (srv *Server) getMCP(w http.ResponseWriter, r *http.Request) {
 	defer sess.detach(st)
 
 	sseHeaders(w)
-	for _, ev := range replay {
-		if err := writeEvent(w, ev); err != nil {
-			return
-		}
+	if err := srv.writeBurst(w, sess.layout, replay); err != nil {
+		return
 	}
 	n := srv.pump(r.Context(), w, st, true)
 	note(r, slog.Int("events", len(replay)+n))
+}
+
+// getMCPPython answers a GET with Last-Event-ID in the Python layouts
+// ([Server.resumePython]): the replay and the fresh priming event as one
+// burst, then the end of the stream, or, without a priming event, the
+// replayed stream's later events until the client goes away.
+func (srv *Server) getMCPPython(w http.ResponseWriter, r *http.Request, sess *Session, cursor string) {
+	st := newStream(streamReplay, TransportHTTP, sess.layout, "")
+	rp := srv.resumePython(sess, cursor, pythonVersion(r, ""), srv.opts.Replay, st)
+	if rp.open {
+		defer sess.detach(st)
+	}
+	if rp.found {
+		srv.resumes.Add(1)
+	}
+	ids := make([]string, len(rp.events))
+	for i, ev := range rp.events {
+		ids[i] = ev.WireID()
+	}
+	note(r, slog.String("layout", sess.layout.String()), slog.Bool("cursor_found", rp.found), slog.Any("replayed", ids))
+	sseHeaders(w)
+	if err := srv.writeBurst(w, st.layout, rp.events); err != nil || !rp.open {
+		return
+	}
+	n := srv.pump(r.Context(), w, st, true)
+	note(r, slog.Int("events", len(rp.events)+n))
 }
 
 // deleteMCP ends a session and its streams.
@@ -216,10 +280,10 @@ func (srv *Server) deleteMCP(w http.ResponseWriter, r *http.Request) {
 // Snapshot and attach happen under one lock, so every later event reaches st
 // after the replay, in order. Priming events are valid cursors but are not
 // replayed.
-func (s *Session) resume(cursor EventID, mode ReplayMode, st *stream) ([]Event, error) {
+func (s *Session) resume(cursor string, mode ReplayMode, st *stream) ([]Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	at := slices.IndexFunc(s.log, func(ev Event) bool { return ev.ID == cursor })
+	at := slices.IndexFunc(s.log, func(ev Event) bool { return ev.WireID() == cursor })
 	if at < 0 {
 		return nil, fmt.Errorf("%w %s: not an event of session %s", errUnknownCursor, cursor, s.id)
 	}
