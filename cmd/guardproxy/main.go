@@ -90,13 +90,15 @@ func run(ctx context.Context, args []string, out, logOut io.Writer, ready func(*
 		fullWASI   = fs.Bool("full-wasi", false, "offer wazero's complete WASI (Envoy ≥ 1.39) instead of Envoy 1.33–1.38's 18 functions")
 		logLevel   = fs.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
 		rootID     = fs.String("root-id", "", "plugin root id (plugin_root_id property); default: the -envoy filter's root_id")
-		cut        = fs.String("cut", "", "fault injection: reset every response stream under a path prefix after N SSE events, like an idle timeout: `/p=N,...`")
+		cut        = fs.String("cut", "", "fault injection: reset every response stream under a path prefix after N SSE events (/p=N) or right after its first JSON-RPC result event (/p=result), like an idle timeout: `/p=N|result,...`")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: guardproxy [flags]\n\n"+
 			"Runs the plugin in an embedded proxy-wasm host in front of an MCP server (make run).\n"+
 			"To provoke a resume yourself: -cut /mcp=4 resets every /mcp response stream after 4 SSE events,\n"+
-			"as an idle timeout would (the request line says end=cut); the client resumes with Last-Event-ID. -log-level debug also shows the plugin's debug lines.\n\n")
+			"as an idle timeout would (the request line says end=cut); the client resumes with Last-Event-ID.\n"+
+			"-cut /mcp=result resets each /mcp response stream right after its first result event: a drain race\n"+
+			"for a client that kept that event's ID (try-it.md). -log-level debug also shows the plugin's debug lines.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -123,7 +123,11 @@ func (s *Server) WriteBanner(w io.Writer) {
 		if i == 0 {
 			label = "cuts"
 		}
-		row(label, fmt.Sprintf("-cut %s=%d: every response stream under %s is reset after %d SSE events, as an idle timeout would (request line end=cut)", c.Prefix, c.Events, c.Prefix, c.Events))
+		what := fmt.Sprintf("after %d SSE events", c.Events)
+		if c.AfterResult {
+			what = "right after its first JSON-RPC result event"
+		}
+		row(label, fmt.Sprintf("-cut %s: every response stream under %s is reset %s, as an idle timeout would (request line end=cut)", c, c.Prefix, what))
 	}
 	if u := s.endpoint(cursor.TransportHTTP); u != "" {
 		row("clients", "Streamable HTTP: "+u)

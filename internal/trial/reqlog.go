@@ -20,8 +20,9 @@ import (
 // the trial proxy replaces it with the same line plus what the plugin
 // decided, in the field names and values of the plugin's own decision line:
 //
-//	session=<8 hex digits|none> decision=<forward|stripped|rewound|reinit:<reason>> resume=<true|false>
+//	session=<8 hex digits|none> decision=<forward|stripped|rewound|reinit:<reason>> resume=<true|false> [reason=drain_race]
 //
+// (reason=drain_race follows a rewound decision, the only one that rewinds.)
 // The decision is inferred from what the proxy sees on both sides of the
 // plugin: the client's Last-Event-ID against the one the upstream received,
 // and the reason of a 404 re-initialization.
@@ -144,11 +145,17 @@ func (s *Server) logRequest(rec wasmhost.StreamRecord) {
 		out, forwarded = note.cursor, note.forwarded
 		note.mu.Unlock()
 	}
+	decision := decide(in, out, forwarded, reinitReason(rec))
 	attrs := []any{"method", rec.Method, "path", rec.Path, "status", rec.Status, "vm", rec.VM,
 		"duration", rec.Duration.Round(time.Microsecond), "bytes", rec.Bytes, "route", rec.Route, "end", rec.EndName(),
 		"session", sessionTag(requestSession(rec.Header, rec.Path)),
-		"decision", decide(in, out, forwarded, reinitReason(rec)),
+		"decision", decision,
 		"resume", in != ""}
+	if decision == DecisionRewound {
+		// Only a drain race is rewound (unacked_cursor: rewind); the
+		// plugin's own decision line names the reason in this place.
+		attrs = append(attrs, "reason", cursor.ReasonDrainRace.String())
+	}
 	if rec.Err != nil {
 		s.log.Error("request", append(attrs, "err", rec.Err)...)
 		return

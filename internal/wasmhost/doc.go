@@ -41,7 +41,8 @@
 // request with its VM, status, end reason and flags), and the x-guard-vm
 // response header naming the VM. Host.SetSharedDataFault makes shared-data
 // calls fail with INTERNAL_FAILURE; ProxyOptions.Fault cuts a response
-// stream after N SSE events or bytes the way an idle timeout severs it.
+// stream after N SSE events or bytes, or right after its first JSON-RPC
+// result event, the way an idle timeout severs it.
 //
 // # What follows Envoy
 //

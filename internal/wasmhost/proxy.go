@@ -65,15 +65,17 @@ type ProxyOptions struct {
 
 // Fault cuts a response stream the way an idle timeout severs it (the
 // seed's incident): once the client received CutAfterEvents complete SSE
-// events (blank-line terminated) or CutAfterBytes body bytes, the stream is
-// reset with response flag SI and details stream_idle_timeout. Zero values
-// inject nothing.
+// events (blank-line terminated), CutAfterBytes body bytes, or, with
+// CutAfterResult, the first complete event whose data is a JSON-RPC result
+// (a top-level "result" key), the stream is reset with response flag SI and
+// details stream_idle_timeout. Zero values inject nothing.
 type Fault struct {
 	CutAfterEvents int
 	CutAfterBytes  int64
+	CutAfterResult bool
 }
 
-func (f Fault) active() bool { return f.CutAfterEvents > 0 || f.CutAfterBytes > 0 }
+func (f Fault) active() bool { return f.CutAfterEvents > 0 || f.CutAfterBytes > 0 || f.CutAfterResult }
 
 // StreamRecord describes one proxied stream.
 type StreamRecord struct {
@@ -187,6 +189,7 @@ type exchange struct {
 	events int  // complete SSE events sent
 	prev   byte
 	prev2  byte
+	result resultScan // Fault.CutAfterResult: the event being sent
 
 	idle     *time.Timer
 	idleHit  atomic.Bool
@@ -653,6 +656,11 @@ func (x *exchange) cutPoint(out []byte) ([]byte, bool) {
 	f := x.fault
 	if f.CutAfterBytes > 0 && x.bytes+int64(len(out)) >= f.CutAfterBytes {
 		return out[:f.CutAfterBytes-x.bytes], true
+	}
+	if f.CutAfterResult {
+		if n := x.result.scan(out); n >= 0 {
+			return out[:n], true
+		}
 	}
 	if f.CutAfterEvents > 0 {
 		for i, c := range out {
