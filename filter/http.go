@@ -37,11 +37,8 @@ type httpContext struct {
 	isDelete   bool
 	localReply bool // this stream's response is our own re-initialization
 
-	// Request-path facts a tombstone write and the record's owner need
-	// (principal.go): whether the upstream is known to have answered the
-	// session here, and the request's principal, taken in the request
-	// callback.
-	known        bool
+	// The request's principal, taken in the request callback: a tombstone
+	// binds to it, and the record's owner is it (principal.go).
 	principalKey cursor.Principal
 
 	// bodyHeld is the copy of the rewriter's held-back bytes taken at the
@@ -107,48 +104,21 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 		return h.refuseAmbiguous(name, body)
 	}
 	h.isDelete = method == "DELETE"
-	last := req.lastEventID
-	if h.isDelete || last == "" && !h.hasSession {
-		// A DELETE passes to the upstream, which frees the session, and
-		// clears the record on its way back. A request with neither cursor
-		// nor session has nothing to judge: no shared-data lookup.
+	v := p.guard.Request(&cursor.Request{
+		Route: h.transport, Session: h.key, HasSession: h.hasSession, Principal: h.principalKey,
+		Cursor: req.lastEventID, Delete: h.isDelete,
+	})
+	if !v.Judged {
 		return action
 	}
-
-	policy := p.cfg.Policy
-	var rec *cursor.Record
-	var err error
-	var now uint32
-	switch {
-	case last == "":
-		// Ordinary MCP traffic: only "is the session terminated for this
-		// principal?", which for a session never tombstoned is one bounded
-		// shared-data read (a miss while its bucket is unused), and needs
-		// the principal and the clock only when a tombstone was found.
-		ts, terr := p.store.TombstonesOf(h.key)
-		if terr == nil && !ts.Any() {
-			return action
-		}
-		if now, err = p.now(), terr; ts.LiveFor(h.principalKey, now) {
-			rec = &cursor.Record{Session: h.key, Tombstoned: true}
-		}
-	case !h.hasSession:
-		// A cursor without a session (a legacy GET /sse reconnect): judged
-		// by its tag alone; nothing to look up, nothing to tombstone, no
-		// clock needed.
-	default:
-		now = p.now()
-		rec, h.known, err = p.store.LoadAs(h.key, h.principalKey, now)
-	}
-	if err != nil {
-		// Shared data failed: judge the request without a watermark, and
-		// never refuse it only because the watermark could not be read.
+	if v.ReadErr != nil {
 		p.metrics.failOpen.inc()
-		proxywasm.LogWarn("mcp-resume-guard: shared data read failed, deciding without watermark: " + err.Error())
-		rec, policy.Unknown = nil, cursor.UnknownForward
+		proxywasm.LogWarn("mcp-resume-guard: shared data read failed, deciding without watermark: " + v.ReadErr.Error())
 	}
-	d := cursor.Decide(h.transport, last, rec, policy)
-	return h.apply(&d, method, last != "", now)
+	if v.TombstoneErr != nil {
+		p.failedWrite(v.TombstoneErr, "cannot tombstone the session")
+	}
+	return h.apply(&v.Decision, method, req.lastEventID != "")
 }
 
 // setSession sets the stream's session: its shared-data key. session may be
@@ -160,11 +130,9 @@ func (h *httpContext) setSession(session string) {
 	}
 }
 
-// apply carries out a resume decision on the request (by pointer: a
-// Decision copied into the call costs every resume its copy in the VM);
-// resume reports that it carried a cursor, now is the time a tombstone is
-// written at (unused without a session).
-func (h *httpContext) apply(d *cursor.Decision, method string, resume bool, now uint32) types.Action {
+// apply carries out a resume decision on the request; resume reports that
+// it carried a cursor.
+func (h *httpContext) apply(d *cursor.Decision, method string, resume bool) types.Action {
 	p := h.plugin
 	if d.Detected() {
 		if d.Reason == cursor.ReasonDrainRace {
@@ -190,9 +158,7 @@ func (h *httpContext) apply(d *cursor.Decision, method string, resume bool, now 
 			// untagged_cursor: passthrough; when this stops moving, the
 			// rollout window is over.
 			p.metrics.untaggedPassthrough.inc()
-			if p.debugLogged(now) { // a debug line (Envoy's default info level drops it)
-				h.logDecision(d, true)
-			}
+			h.logDecision(d, true) // a debug line (Envoy's default info level drops it)
 		}
 		return types.ActionContinue
 	case cursor.ForwardCursor:
@@ -204,20 +170,13 @@ func (h *httpContext) apply(d *cursor.Decision, method string, resume bool, now 
 		if d.Rewound {
 			p.metrics.rewinds.inc()
 		}
-		if p.debugLogged(now) {
-			h.logDecision(d, true)
-		}
+		h.logDecision(d, true)
 		return types.ActionContinue
 	}
 
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
 	h.logDecision(d, resume)
-	if h.hasSession && d.Tombstones() && h.known {
-		// Only a session the upstream served to this request's principal
-		// here is tombstoned, and only for that principal (principal.go).
-		p.stored(p.store.TombstoneAs(h.key, h.principalKey, now), "cannot tombstone the session")
-	}
 	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
 		// The legacy transport re-initializes by opening a fresh stream.
 		if err := proxywasm.RemoveHttpRequestHeader("last-event-id"); err != nil {
@@ -380,7 +339,7 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	if h.isDelete {
 		status, _ := proxywasm.GetHttpResponseHeader(":status")
 		if h.hasSession && len(status) == 3 && status[0] == '2' {
-			p.stored(p.store.Delete(h.key, p.now()), "cannot clear the deleted session")
+			p.failedWrite(p.store.Delete(h.key, p.now()), "cannot clear the deleted session")
 		}
 		return action
 	}
@@ -532,30 +491,13 @@ func (h *httpContext) observe(events []sse.Event) {
 			}
 		}
 	}
-	// The tail keeps the last ID and the one before it: only the chunk's
-	// last two events with an ID change it (adding each event copied two
-	// IDs per event, ~2 % of the SSE path in the VM).
-	last, prev := -1, -1
-	for i := len(events) - 1; i >= 0 && prev < 0; i-- {
-		switch {
-		case !events[i].HasID:
-		case last < 0:
-			last = i
-		default:
-			prev = i
+	for i := range events {
+		if events[i].HasID {
+			h.tail.Add(events[i].ID, events[i].Kind)
 		}
 	}
-	if prev >= 0 {
-		h.tail.Add(events[prev].ID, events[prev].Kind)
-	}
-	if last >= 0 {
-		h.tail.Add(events[last].ID, events[last].Kind)
-	}
 	p := h.plugin
-	if !h.hasSession || !h.tail.Due(p.cfg.Policy) {
-		return
-	}
-	p.stored(p.store.RecordTail(h.key, h.tail, p.cfg.Policy, p.now()), "cannot record the stream tail")
+	p.failedWrite(p.guard.Sent(h.key, h.hasSession, h.tail), "cannot record the stream tail")
 }
 
 // OnHttpStreamDone implements types.HttpContext. Envoy calls it from
@@ -579,25 +521,16 @@ func (h *httpContext) OnHttpStreamDone() {
 	h.tail = nil
 	p.putRewriter(h.rw)
 	h.rw = nil
-	if t.Written() {
-		// The request's principal, taken in the request callback, becomes
-		// the record's owner (principal.go).
-		acked := h.sawEOS && streamCompleted()
-		p.stored(p.store.EndStream(h.key, t.Stream, acked, h.principalKey, p.now()), "cannot record the end of the stream tail")
+	// The request's principal, taken in the request callback, becomes the
+	// record's owner (principal.go).
+	flags, err := proxywasm.GetProperty(propFlags)
+	flagsRead := err == nil && len(flags) == 8
+	var f uint64
+	if flagsRead {
+		f = binary.LittleEndian.Uint64(flags)
 	}
+	p.failedWrite(p.guard.StreamEnd(h.key, t, h.sawEOS, flagsRead, f, h.principalKey), "cannot record the end of the stream tail")
 	p.putTail(t)
-}
-
-// streamCompleted reports whether Envoy ended the stream with no response
-// flag at all. Any flag — a downstream reset, disconnect or timeout, but also
-// an upstream reset or a local reply after data was sent — or flags that
-// cannot be read leave the stream unacknowledged: when in doubt, the last
-// event was not delivered, and acking a cut stream is how the silent loss
-// comes back. (After an upstream failure a re-initialization is the right
-// answer to a resume anyway.)
-func streamCompleted() bool {
-	b, err := proxywasm.GetProperty(propFlags)
-	return err == nil && len(b) == 8 && binary.LittleEndian.Uint64(b) == 0
 }
 
 // isEventStream reports whether a content-type is text/event-stream, in any

@@ -35,26 +35,18 @@ type pluginContext struct {
 	order   readOrder
 	metrics metrics
 	store   cursor.Store
+	guard   cursor.Guard // the rules, over store
 	started bool
 
-	scratch []byte // rewritten body chunks
-	held    []byte // a copy of the rewriter's held-back bytes during a body callback
-	logBuf  []byte // decision log lines (logDecision)
-	// debugOn is whether the host wrote debug lines when its level was last
-	// asked (debugLogged); levelNext is 1 + the second of now it was asked
-	// in, 0 when it was asked without a clock reading (now+1 is never 0
-	// before 2106, so one comparison tells a decision of that second);
-	// unclockedLeft is how many decisions without a clock reading may still
-	// reuse the answer.
-	debugOn       bool
-	levelNext     uint32
-	unclockedLeft int
-	nonces        streamNonces         // the streams' nonces in records
-	rewriters     []*sse.Rewriter      // free list, reused across streams
-	tails         []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
-	contexts      []*httpContext       // free list of stream contexts whose stream ended
-	reinitAt      [8][]byte            // prebuilt re-initialization bodies by reason
-	now           func() uint32        // unix seconds; replaced in tests
+	scratch   []byte               // rewritten body chunks
+	held      []byte               // a copy of the rewriter's held-back bytes during a body callback
+	logBuf    []byte               // decision log lines (logDecision)
+	nonces    streamNonces         // the streams' nonces in records
+	rewriters []*sse.Rewriter      // free list, reused across streams
+	tails     []*cursor.StreamTail // free list of stream tails (their ID buffers), reused across streams
+	contexts  []*httpContext       // free list of stream contexts whose stream ended
+	reinitAt  [8][]byte            // prebuilt re-initialization bodies by reason
+	now       func() uint32        // unix seconds; replaced in tests
 }
 
 // OnPluginStart implements types.PluginContext: it parses the configuration
@@ -90,6 +82,7 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 	if p.now == nil {
 		p.now = wasiclock.Unix
 	}
+	p.guard = cursor.Guard{Policy: cfg.Policy, Store: &p.store, Clock: func() uint32 { return p.now() }}
 	p.started = true
 	proxywasm.LogInfo(startMessage(cfg.Routes))
 	return types.OnPluginStartStatusOK
@@ -167,9 +160,10 @@ func (p *pluginContext) putTail(t *cursor.StreamTail) {
 	}
 }
 
-// stored counts what a shared-data write cost (CAS conflicts) and, when it
-// failed, fails open: the stream goes on, the fault is counted and logged.
-func (p *pluginContext) stored(err error, what string) {
+// failedWrite takes the result of a shared-data write: it counts the CAS
+// conflicts the write retried and, when it failed, fails open: the stream
+// goes on, the fault is counted (fail_open_total) and logged.
+func (p *pluginContext) failedWrite(err error, what string) {
 	p.metrics.casConflicts.add(p.store.TakeConflicts())
 	if err != nil {
 		p.metrics.failOpen.inc()
