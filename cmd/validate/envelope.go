@@ -298,7 +298,7 @@ func checkDigestField(t *target, src *yaml.Node, field string) (string, yamlpos.
 
 // checkImageURL checks an OCI image reference (an Istio url, an Envoy
 // Gateway code.image.url) and the digest that pins it: the manifest's,
-// compared with the built image when there is one. istio: the url may
+// compared with the built image (img.compare). istio: the url may
 // carry a scheme (oci://, the default; file://, http(s)://).
 func checkImageURL(t *target, src *yaml.Node, urlField, shaField string, img *image, istio bool) {
 	uk, uv := yamlpos.Get(src, urlField)
@@ -350,7 +350,9 @@ func checkImageURL(t *target, src *yaml.Node, urlField, shaField string, img *im
 		if d.digest == "" {
 			continue
 		}
-		if msg := img.compare(d.digest, manifestDigest); msg != "" {
+		if msg, warning := img.compare(d.digest, manifestDigest); warning {
+			t.warn(d.at, "%s's digest %s %s", d.field, d.digest, msg)
+		} else if msg != "" {
 			t.fail(d.at, "%s's digest %s %s", d.field, d.digest, msg)
 		}
 	}
@@ -372,7 +374,9 @@ func checkHTTPURL(t *target, src *yaml.Node, img *image) {
 		t.warn(yamlpos.At(uk), "url %q has no sha256: the proxy runs whatever the server returns; set sha256 to the .wasm file's SHA-256 (the release's .sha256)", uv.Value)
 		return
 	}
-	if msg := img.compare(d, wasmDigest); msg != "" {
+	if msg, warning := img.compare(d, wasmDigest); warning {
+		t.warn(at, "sha256 %s %s", d, msg)
+	} else if msg != "" {
 		t.fail(at, "sha256 %s %s", d, msg)
 	}
 }

@@ -14,9 +14,18 @@
 // targetRefs, url and sha256, failStrategy, phase, type, pluginConfig) or an
 // Envoy Gateway EnvoyExtensionPolicy (targetRefs, code and its sha256,
 // failOpen, config). Other documents (an HTTPRoute, a Service, a Prometheus
-// rule file) are skipped with a note. With -image, a pinned digest must be
-// the built image's: the OCI manifest's for an image, the .wasm file's for
-// an http(s) URL.
+// rule file) are skipped with a note.
+//
+// A pinned digest is compared with the built image: the OCI manifest's
+// digest for an image, the .wasm file's SHA-256 for an http(s) URL. With
+// -image, it must be that image's. Without it, what make build and make oci
+// left in build/ (build/mcp-resume-guard-oci.tar, build/mcp-resume-guard.wasm,
+// read from the working directory: the repository's root under make
+// validate) is read: a .wasm file's SHA-256 pinned as an image's digest, or
+// the other way round, is an error; a digest that is neither is a warning
+// (it may be a published release's). With no build/ files, a warning line
+// says that digests were checked for their form only, and what makes the
+// comparison possible.
 //
 // Every error names its key at FILE:LINE:COLUMN, the user's own line (in a
 // bootstrap, the line of the plugin's JSON inside the YAML string). It exits
@@ -63,14 +72,17 @@ what decides whether mcp-resume-guard runs: the plugin configuration, with
 the plugin's own parser, in a plugin configuration (JSON), an Envoy
 bootstrap (with its routes against the route table), an Istio WasmPlugin or
 an Envoy Gateway EnvoyExtensionPolicy (with their image, digest and failure
-settings). Documents that carry no plugin are skipped with a note. Exits 1
-on any error, 2 when a path cannot be read.
+settings). Pinned digests are compared with the -image layout, else with
+build/mcp-resume-guard-oci.tar and build/mcp-resume-guard.wasm when they
+exist. Documents that carry no plugin are skipped with a note. Exits 1 on
+any error, 2 when a path cannot be read.
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fset.SetOutput(stderr)
-	imagePath := fset.String("image", "", "the built OCI image layout (make oci: build/mcp-resume-guard-oci.tar): pinned digests must be its")
+	imagePath := fset.String("image", "", "the built OCI image layout (make oci: build/mcp-resume-guard-oci.tar): pinned digests must be its; "+
+		"without it they are compared with build/mcp-resume-guard-oci.tar and build/mcp-resume-guard.wasm when they exist")
 	fset.Usage = func() { fmt.Fprint(stderr, usage+"\n"); fset.PrintDefaults() }
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -88,6 +100,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if img, err = loadImage(*imagePath); err != nil {
 			fmt.Fprintf(stderr, "validate: -image: %v\n", err)
 			return 2
+		}
+	} else {
+		var warn string
+		if img, warn = findBuilt(); warn != "" {
+			fmt.Fprintf(stderr, "validate: warning: %s\n", warn)
 		}
 	}
 	code, found := 0, 0
@@ -108,6 +125,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 				code = max(code, 1)
 			}
 		}
+	}
+	switch {
+	case img.unchecked > 0:
+		fmt.Fprintf(stderr, "validate: warning: %d pinned digest(s) checked for their form only: there is no %s or %s here to compare them with, "+
+			"so a .wasm file's SHA-256 pinned as an image's manifest digest passes; run make build oci, then make validate from the repository's root (or -image LAYOUT.tar)\n",
+			img.unchecked, builtImage, builtWasm)
+	case img.stale && img.compared > 0:
+		fmt.Fprintf(stderr, "validate: warning: %s holds another .wasm than %s (make build ran after make oci): pinned digests were compared with both; run make oci to compare with the current build\n",
+			builtImage, builtWasm)
 	}
 	if found == 0 && code == 0 {
 		fmt.Fprintf(stderr, "validate: no mcp-resume-guard plugin configuration in %s: want a plugin configuration (a JSON object), "+

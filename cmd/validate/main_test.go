@@ -105,9 +105,9 @@ func fakeWasm() []byte {
 	return b
 }
 
-// builtImage writes an OCI image layout as make oci does and returns its
+// packImage writes an OCI image layout as make oci does and returns its
 // path, its manifest digest and its .wasm's SHA-256.
-func builtImage(t *testing.T) (path, manifest, wasm string) {
+func packImage(t *testing.T) (path, manifest, wasm string) {
 	t.Helper()
 	w := fakeWasm()
 	img, tarball, err := oci.Pack(w, nil, "")
@@ -129,7 +129,7 @@ func builtImage(t *testing.T) (path, manifest, wasm string) {
 // TestRejectsBroken: each broken variant of a shipped file exits 1 with a
 // message that names the key at its line and column in the user's file.
 func TestRejectsBroken(t *testing.T) {
-	imagePath, manifest, wasm := builtImage(t)
+	imagePath, manifest, wasm := packImage(t)
 	// The shipped image references, whatever version they pin.
 	istioURL := urlLine(t, readRepo(t, "envoy/istio/wasmplugin.yaml"), "\n  url: ")
 	gwURL := urlLine(t, readRepo(t, "envoy/gateway/extensionpolicy.yaml"), "\n        url: ")
@@ -154,7 +154,7 @@ func TestRejectsBroken(t *testing.T) {
 		{name: "unknown key in a bootstrap", file: "envoy/envoy.yaml", old: `"max_line_bytes": 8192`, new: `"max_line_bytes": 8192, "max_line": 1`,
 			at: `"max_line": 1`, want: []string{`unknown key "max_line"; allowed keys: routes, `}},
 		{name: "sha256 of the .wasm", file: "envoy/istio/wasmplugin.yaml", old: "  imagePullPolicy:", new: "  sha256: " + wasm + "\n  imagePullPolicy:", image: true,
-			at: "sha256: " + wasm, want: []string{"sha256's digest " + wasm + " is the .wasm file's SHA-256 in ", "it must be the OCI manifest's digest, " + manifest}},
+			at: "sha256: " + wasm, want: []string{"sha256's digest " + wasm + " is the .wasm file's SHA-256 (plugin.wasm in " + imagePath + "), not an image's", "it must be the OCI manifest's digest, " + manifest}},
 		{name: "url pinned to the .wasm", file: "envoy/istio/wasmplugin.yaml", old: istioURL, new: "url: oci://ghcr.io/mcp-resume-guard/mcp-resume-guard@sha256:" + wasm, image: true,
 			at: "url: oci://ghcr.io/mcp-resume-guard/mcp-resume-guard@sha256:" + wasm, want: []string{"is the .wasm file's SHA-256", manifest}},
 		{name: "sha256 of another image", file: "envoy/istio/wasmplugin.yaml", old: "  imagePullPolicy:", new: "  sha256: " + strings.Repeat("ab", 32) + "\n  imagePullPolicy:", image: true,
@@ -252,6 +252,132 @@ func TestMalformedJSONColumn(t *testing.T) {
 	if code, out := validate(t, name); code != 1 || !strings.Contains(out, name+":"+want+": ") {
 		t.Errorf("exit %d, want 1 and %s:%s:\n%s", code, name, want, out)
 	}
+}
+
+// TestDigestsAgainstBuild: without -image, pinned digests are compared with
+// what make build and make oci left in build/ (the working directory's, as
+// under make validate): a .wasm file's SHA-256 pinned as an image's digest
+// fails with a message that says so, whether build/ holds the image layout
+// or only the .wasm; a digest that is neither is a warning (a published
+// release's); with no build/ files, one warning line says the digests were
+// checked for their form only and which command makes the check possible.
+func TestDigestsAgainstBuild(t *testing.T) {
+	abs, err := filepath.Abs(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasmPlugin := readRepo(t, "envoy/istio/wasmplugin.yaml")
+	istioURL := urlLine(t, wasmPlugin, "\n  url: ")
+	layout, manifest, wasm := packImage(t)
+	other := strings.Repeat("ab", 32)
+	dir := t.TempDir()
+	// pinned writes the shipped WasmPlugin pinned by sha256 (or, with
+	// http, the .wasm served over https) and returns its path.
+	pinned := func(name, digest string, http bool) string {
+		text := strings.Replace(wasmPlugin, "  imagePullPolicy:", "  sha256: "+digest+"\n  imagePullPolicy:", 1)
+		if http {
+			text = strings.Replace(text, istioURL, "url: https://example.com/mcp-resume-guard.wasm", 1)
+		}
+		p := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// inBuild makes a working directory whose build/ holds files, and
+	// moves the test there.
+	inBuild := func(files map[string]string) {
+		wd := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(wd, "build"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, from := range files {
+			b, err := os.ReadFile(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(wd, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Chdir(wd)
+	}
+	wasmFile := filepath.Join(dir, "plugin.wasm")
+	if err := os.WriteFile(wasmFile, fakeWasm(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	byWasm, byManifest, byOther := pinned("by-wasm", wasm, false), pinned("by-manifest", manifest, false), pinned("by-other", other, false)
+	httpByManifest, httpByWasm := pinned("http-by-manifest", manifest, true), pinned("http-by-wasm", wasm, true)
+	noBuild := "pinned digest(s) checked for their form only: there is no build/mcp-resume-guard-oci.tar or build/mcp-resume-guard.wasm here"
+
+	t.Run("only the .wasm", func(t *testing.T) {
+		inBuild(map[string]string{"build/mcp-resume-guard.wasm": wasmFile})
+		code, out := validate(t, byWasm)
+		if code != 1 {
+			t.Errorf("exit %d, want 1:\n%s", code, out)
+		}
+		wantAll(t, out, byWasm+":"+posOf(t, readFile(t, byWasm), "sha256: "+wasm)+": WasmPlugin mcp/mcp-resume-guard: sha256's digest "+wasm+
+			" is the .wasm file's SHA-256 (build/mcp-resume-guard.wasm), not an image's: it must be the OCI manifest's digest (make oci prints the built image's; for a release, its notes or crane digest)")
+		if code, out := validate(t, byOther, httpByWasm); code != 0 || strings.Contains(out, "warning") {
+			t.Errorf("a digest that is not the .wasm's, and the .wasm's over https: exit %d, want 0 without a warning:\n%s", code, out)
+		}
+	})
+	t.Run("the image and the .wasm", func(t *testing.T) {
+		inBuild(map[string]string{"build/mcp-resume-guard-oci.tar": layout, "build/mcp-resume-guard.wasm": wasmFile})
+		code, out := validate(t, byWasm, httpByManifest)
+		if code != 1 {
+			t.Errorf("exit %d, want 1:\n%s", code, out)
+		}
+		wantAll(t, out,
+			"sha256's digest "+wasm+" is the .wasm file's SHA-256 (plugin.wasm in build/mcp-resume-guard-oci.tar), not an image's: it must be the OCI manifest's digest, "+manifest,
+			"sha256 "+manifest+" is the OCI manifest's digest of build/mcp-resume-guard-oci.tar, but an http(s) url serves the .wasm file: it must be the file's SHA-256, "+wasm)
+		if code, out := validate(t, byManifest, httpByWasm); code != 0 || strings.Contains(out, "warning") {
+			t.Errorf("the image's own digests: exit %d, want 0 without a warning:\n%s", code, out)
+		}
+		code, out = validate(t, byOther)
+		if code != 0 {
+			t.Errorf("another image's digest: exit %d, want 0 (a warning):\n%s", code, out)
+		}
+		wantAll(t, out, "warning: sha256's digest "+other+" is not the image in build/mcp-resume-guard-oci.tar (its manifest's digest is "+manifest+
+			"): right if you pin a published release; -image build/mcp-resume-guard-oci.tar (make validate OCI_TAR=build/mcp-resume-guard-oci.tar) requires the built one")
+		// -image makes the same digest an error.
+		if code, out := validate(t, "-image", "build/mcp-resume-guard-oci.tar", byOther); code != 1 || !strings.Contains(out, "matches neither digest of build/mcp-resume-guard-oci.tar") {
+			t.Errorf("-image and another image's digest: exit %d, want 1:\n%s", code, out)
+		}
+	})
+	t.Run("an image older than the .wasm", func(t *testing.T) {
+		newer := filepath.Join(dir, "newer.wasm")
+		if err := os.WriteFile(newer, append(fakeWasm(), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inBuild(map[string]string{"build/mcp-resume-guard-oci.tar": layout, "build/mcp-resume-guard.wasm": newer})
+		code, out := validate(t, byManifest)
+		if code != 0 {
+			t.Errorf("exit %d, want 0:\n%s", code, out)
+		}
+		wantAll(t, out, "validate: warning: build/mcp-resume-guard-oci.tar holds another .wasm than build/mcp-resume-guard.wasm (make build ran after make oci)")
+	})
+	t.Run("no build files", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		code, out := validate(t, byWasm, byOther)
+		if code != 0 {
+			t.Errorf("exit %d, want 0 (digests of the right form):\n%s", code, out)
+		}
+		wantAll(t, out, "validate: warning: 2 "+noBuild, "run make build oci, then make validate from the repository's root (or -image LAYOUT.tar)")
+		// Nothing pinned by digest: nothing to say.
+		if _, out := validate(t, filepath.Join(abs, "envoy/istio/wasmplugin.yaml")); strings.Contains(out, noBuild) {
+			t.Errorf("a manifest pinned by tag only: the no-build warning:\n%s", out)
+		}
+	})
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestErrorsAtTheirPath: each error of the plugin's parser is printed with
