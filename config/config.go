@@ -4,7 +4,9 @@
 //
 // Parsing is strict: an unknown key or a bad value is an error that names the
 // key and the allowed values, so a typo fails the plugin start instead of
-// silently running with a default.
+// silently running with a default. Each error is an [*Error] that also says
+// where it is as a path (["routes", "1", "transport"]), and [Parse] reports
+// every one it finds, as [Errors].
 package config
 
 import (
