@@ -48,6 +48,14 @@
 // (scenario=replica_restart) and a flood of sessions evicting a victim's
 // watermarks (scenario=replica_flood).
 //
+// Against an upstream in the Python SDK's layout (dualstack.LayoutPython:
+// tools/call streams closed after their priming event, results fetched by
+// GET polls whose replay ends with a fresh priming event), cut after every
+// event of the call's streams on 1 replica and on 3 behind round robin,
+// TestPythonLayoutCuts prints one line per row:
+//
+//	scenario=python_layout replicas=<n> front=round_robin chunks=<python|python-one-chunk> session_id_bytes=<n> cut=<stream:event> calls=<n> drain_races=<n> cuts=<n> resumes=<n> same_replica=<n> losses=<n> reinits=<n> delivered_on_resume=<n> tool_runs_per_call=<x>
+//
 // [Start] is also what cmd/demo runs: the upstream and the embedded proxy
 // with the plugin, in-process. TestTrialProxySDKClients runs the SDK clients
 // through what `make run` starts instead (package internal/trial configured

@@ -21,6 +21,9 @@ type guardOptions struct {
 	streamIdleTimeout  time.Duration
 	logger             *slog.Logger
 	onDone             func(wasmhost.StreamRecord)
+	// fault, when set, picks the fault the host injects into each
+	// request's response stream (wasmhost.ProxyOptions.Fault).
+	fault func(*http.Request) wasmhost.Fault
 }
 
 // Guard is one guard proxy listening on 127.0.0.1: the embedded proxy-wasm
@@ -89,6 +92,7 @@ func (g *Guard) newGen(ctx context.Context) (*guardGen, error) {
 		Routes:            Routes,
 		StreamIdleTimeout: g.opts.streamIdleTimeout,
 		OnDone:            g.opts.onDone,
+		Fault:             g.opts.fault,
 	})
 	return &guardGen{host: host, proxy: proxy}, nil
 }

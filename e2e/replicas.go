@@ -28,6 +28,9 @@ type ReplicaOptions struct {
 	Front front.Policy
 	// Upstream configures the reference upstream.
 	Upstream dualstack.Options
+	// Fault, when set, picks the fault every replica's host injects into
+	// each request's response stream (e.g. a cut after N events).
+	Fault func(*http.Request) wasmhost.Fault
 }
 
 // Replicas is the replicated topology: one reference upstream, several
@@ -87,7 +90,7 @@ func StartReplicas(ctx context.Context, opts ReplicaOptions) (*Replicas, error) 
 	var backends []*url.URL
 	for i := range opts.Replicas {
 		g, err := startGuard(ctx, rs.UpstreamURL, guardOptions{
-			wasm: opts.Wasm, pluginConfig: opts.PluginConfig, vms: opts.VMs,
+			wasm: opts.Wasm, pluginConfig: opts.PluginConfig, vms: opts.VMs, fault: opts.Fault,
 			onDone: func(rec wasmhost.StreamRecord) { rs.recordFailure(i, rec); rs.recordEnd(rec) },
 		})
 		if err != nil {
