@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack"
@@ -14,10 +15,11 @@ import (
 // after explicit failures (an error the client returned, not a timeout).
 const callAttempts = 3
 
-// sdkSession is session i played by the official Go SDK client: connect,
-// CallsPerSession calls of search_index with a progress token, close. After
-// an explicit failure the application starts a new session and calls again.
-func (r *run) sdkSession(ctx context.Context, i int) {
+// sdkSession is session i played by the official Go SDK client over hc:
+// connect, CallsPerSession calls of search_index with a progress token,
+// close. After an explicit failure the application starts a new session and
+// calls again. name says which client it was in a lost call's example.
+func (r *run) sdkSession(ctx context.Context, i int, hc *http.Client, name string) {
 	var cs *mcp.ClientSession
 	defer func() {
 		if cs != nil {
@@ -35,7 +37,7 @@ func (r *run) sdkSession(ctx context.Context, i int) {
 			}
 			if cs == nil {
 				var err error
-				if cs, err = r.connect(ctx); err != nil {
+				if cs, err = r.connect(ctx, hc); err != nil {
 					why = append(why, "connect: "+err.Error())
 					continue
 				}
@@ -53,16 +55,16 @@ func (r *run) sdkSession(ctx context.Context, i int) {
 			cs = nil
 		}
 		if !got {
-			r.loseCall(fmt.Sprintf("sdk session %d call %d: %s", i, c, strings.Join(why, "; then ")))
+			r.loseCall(fmt.Sprintf("%s session %d call %d: %s", name, i, c, strings.Join(why, "; then ")))
 		}
 		r.done.Add(1)
 	}
 }
 
-// connect opens a session of the SDK client through the front.
-func (r *run) connect(ctx context.Context) (*mcp.ClientSession, error) {
+// connect opens a session of the SDK client through the front over hc.
+func (r *run) connect(ctx context.Context, hc *http.Client) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-resume-guard-soak", Version: "1"}, nil)
-	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.top.frontURL + "/mcp", HTTPClient: r.sdk}, nil)
+	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.top.frontURL + "/mcp", HTTPClient: hc}, nil)
 }
 
 // What one call got.

@@ -13,13 +13,21 @@
 //     search_index with a progress token; the replica cuts CutRate of these
 //     streams (wasmhost.Fault.CutAfterBytes) before, inside or right after
 //     the result's event, and the SDK resumes with Last-Event-ID as it does;
-//   - the other half is the project's raw client (package seedclient): four
-//     in five play the same-transport drain race (the stream cut after the
-//     result was read, before it was processed, resumed with the result's
-//     ID) followed by CallsPerSession-1 clean calls on the session, one in
-//     five the seed's legacy-to-Streamable resume, which the guard refuses
-//     (a forced re-initialization) and the client calls again on a new
-//     session;
+//   - a quarter of the sessions are the same SDK client against the
+//     upstream's Python SDK layout (dualstack.HeaderLayout on initialize;
+//     one flush per event and one chunk, alternately): each call's POST
+//     stream is only a priming event and closes, the SDK polls with GET and
+//     Last-Event-ID after the priming event's retry, and the poll replays
+//     the call's progress and result and ends with a fresh priming event;
+//     the replica cuts CutRate of these GET streams before, inside or right
+//     after the result's event (CutsAt "python_before", …);
+//   - the last quarter is the project's raw client (package seedclient):
+//     four in five play the same-transport drain race (the stream cut after
+//     the result was read, before it was processed, resumed with the
+//     result's ID) followed by CallsPerSession-1 clean calls on the
+//     session, one in five the seed's legacy-to-Streamable resume, which the
+//     guard refuses (a forced re-initialization) and the client calls again
+//     on a new session;
 //   - every RestartEvery completed calls the last replica is restarted
 //     (fresh VMs, empty shared data; new requests go to the new process at
 //     once, the old one drains for up to 5 s, then what it still holds is
@@ -147,6 +155,9 @@ type Report struct {
 	// replica, by name without counters.Prefix.
 	Counters map[string]int64
 	Memory   MemoryVerdict
+	// SessionsBy counts the sessions played by kind ("sdk", "sdk_python",
+	// "raw_drain_race", "raw_seed").
+	SessionsBy map[string]int
 	// AppRetries counts calls the SDK application made again after an
 	// explicit failure; Restarts the replica restarts; Flood the made-up
 	// sessions' requests and FloodOdd those answered neither 400 nor 404.
@@ -176,8 +187,8 @@ func (r *Report) Line() string {
 // Details is the rest of what the run saw, in a few lines.
 func (r *Report) Details() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "soak: wall %s; cuts by point %v; reinits by reason %v; app retries %d; replica restarts %d; flood %d requests (%d answered neither 400 nor 404)\n",
-		r.Wall.Round(time.Second), r.CutsAt, r.ReinitsBy, r.AppRetries, r.Restarts, r.Flood, r.FloodOdd)
+	fmt.Fprintf(&b, "soak: wall %s; sessions by kind %v; cuts by point %v; reinits by reason %v; app retries %d; replica restarts %d; flood %d requests (%d answered neither 400 nor 404)\n",
+		r.Wall.Round(time.Second), r.SessionsBy, r.CutsAt, r.ReinitsBy, r.AppRetries, r.Restarts, r.Flood, r.FloodOdd)
 	fmt.Fprintf(&b, "soak: guard counters over every replica life: %s; VM traps %d\n", formatCounters(r.Counters), r.Traps)
 	m := r.Memory
 	fmt.Fprintf(&b, "soak: guest memory: %d samples; largest growth of one VM life: %.2f MiB in the third quarter of the calls, %.2f MiB in the fourth (%d VM lives over both)\n",
@@ -237,7 +248,11 @@ type run struct {
 	faults *faults
 	sdk    *http.Client // with faults
 	raw    *http.Client // without
-	mem    memory
+	// pyFaults cut the Python-layout sessions' GET streams; python holds
+	// their clients, one per layout.
+	pyFaults *faults
+	python   []*http.Client
+	mem      memory
 
 	calls, done atomic.Int64 // calls made, calls finished
 	dups, cuts  atomic.Int64
@@ -264,9 +279,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r := &run{o: o, top: top, stats: &stats{reinits: map[string]string{}}}
 	if o.CutRate > 0 {
 		r.faults = &faults{rate: o.CutRate, rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
+		r.pyFaults = &faults{rate: o.CutRate, rng: rand.New(rand.NewPCG(o.Seed^0x5bd1e995, o.Seed))}
 	}
-	r.sdk = r.client(r.faults)
-	r.raw = r.client(nil)
+	r.sdk = r.client(r.faults, "")
+	r.raw = r.client(nil, "")
+	for _, l := range pythonLayouts {
+		r.python = append(r.python, r.client(r.pyFaults, l.String()))
+	}
 
 	total := plannedCalls(o)
 	stop := make(chan struct{})
@@ -293,12 +312,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return r.report(start), nil
 }
 
-// client returns an HTTP client of the soak's transport.
-func (r *run) client(f *faults) *http.Client {
+// client returns an HTTP client of the soak's transport; layout, when set,
+// makes its sessions the upstream's in that layout.
+func (r *run) client(f *faults, layout string) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConnsPerHost = 2 * r.o.Workers
-	return &http.Client{Transport: &transport{base: base, stats: r.stats, faults: f}}
+	return &http.Client{Transport: &transport{base: base, stats: r.stats, faults: f, layout: layout}}
 }
+
+// pythonLayouts are the layouts of the Python-layout sessions, in turn.
+var pythonLayouts = []dualstack.Layout{dualstack.LayoutPython, dualstack.LayoutPythonOneChunk}
 
 // plannedCalls is how many calls the sessions make.
 func plannedCalls(o Options) int64 {
@@ -318,16 +341,22 @@ const (
 	sdkSession       = iota // the official Go SDK client
 	drainRaceSession        // the raw client's drain race and clean calls
 	seedSession             // the raw client's seed scenario
+	pythonSession           // the SDK client against the Python layout
 )
 
-// kindOf says what session i plays: even ones are the SDK's, odd ones the
-// raw client's, one in five of those the seed's (all the SDK's with
-// SDKOnly).
+// kindNames name the kinds of sessions in Report.SessionsBy.
+var kindNames = [...]string{sdkSession: "sdk", drainRaceSession: "raw_drain_race", seedSession: "raw_seed", pythonSession: "sdk_python"}
+
+// kindOf says what session i plays: even ones are the SDK's, i%4 == 3 the
+// SDK's against the Python layout, i%4 == 1 the raw client's, one in five
+// of those the seed's (all the SDK's in the default layout with SDKOnly).
 func kindOf(o Options, i int) int {
 	switch {
 	case i%2 == 0 || o.SDKOnly:
 		return sdkSession
-	case (i/2)%5 == 0:
+	case i%4 == 3:
+		return pythonSession
+	case (i/4)%5 == 0:
 		return seedSession
 	}
 	return drainRaceSession
@@ -337,7 +366,10 @@ func kindOf(o Options, i int) int {
 func (r *run) session(ctx context.Context, i int) {
 	switch kindOf(r.o, i) {
 	case sdkSession:
-		r.sdkSession(ctx, i)
+		r.sdkSession(ctx, i, r.sdk, "sdk")
+	case pythonSession:
+		l := (i / 4) % len(pythonLayouts)
+		r.sdkSession(ctx, i, r.python[l], "sdk "+pythonLayouts[l].String())
 	case seedSession:
 		r.rawSession(ctx, i, true)
 	default:
@@ -420,13 +452,19 @@ func (r *run) report(start time.Time) *Report {
 		Calls: r.calls.Load(), DuplicatedToApp: r.dups.Load(), Restarts: r.restarts.Load(),
 		ToolRuns:   int64(r.top.upstream.ToolRuns(dualstack.ToolSearchIndex) + r.top.upstream.ToolRuns(dualstack.ToolSlowOp)),
 		AppRetries: r.appRetries.Load(),
-		Memory:     r.mem.verdict(), CutsAt: map[string]int64{},
+		Memory:     r.mem.verdict(), CutsAt: map[string]int64{}, SessionsBy: map[string]int{},
+	}
+	for i := range r.o.Sessions {
+		rep.SessionsBy[kindNames[kindOf(r.o, i)]]++
 	}
 	rep.Cuts = r.cuts.Load()
 	if r.faults != nil {
 		for p := range cutPoints {
 			n := r.faults.fired[p].Load()
 			rep.CutsAt[cutPointNames[p]] = n
+			rep.Cuts += n
+			n = r.pyFaults.fired[p].Load()
+			rep.CutsAt["python_"+cutPointNames[p]] = n
 			rep.Cuts += n
 		}
 	}

@@ -62,12 +62,16 @@ func TestShortSoak(t *testing.T) {
 	if rep.Lost != 0 || rep.FailOpen != 0 || rep.ErrorCount != 0 || rep.FloodOdd != 0 {
 		t.Errorf("failures: %s", strings.Join(rep.Failures(), "; "))
 	}
-	// Every part of the traffic ran: cuts at every point, restarts, the
-	// flood, and the seed's sessions refused as cross-transport.
+	// Every part of the traffic ran: cuts at every point, of the default
+	// layout's POST streams and of the Python layout's GET polls, restarts,
+	// the flood, and the seed's sessions refused as cross-transport.
 	for _, p := range cutPointNames {
-		if rep.CutsAt[p] == 0 {
-			t.Errorf("no stream cut %s the result: %v", p, rep.CutsAt)
+		if rep.CutsAt[p] == 0 || rep.CutsAt["python_"+p] == 0 {
+			t.Errorf("no stream cut %s the result, in the default layout or the Python layout: %v", p, rep.CutsAt)
 		}
+	}
+	if n := rep.SessionsBy["sdk_python"]; n != o.Sessions/4 {
+		t.Errorf("%d sessions against the Python layout, want a quarter of %d: %v", n, o.Sessions, rep.SessionsBy)
 	}
 	if rep.Restarts == 0 || rep.Flood != 2*int64(o.FloodSessions) || rep.ReinitsBy["cross_transport"] != seeds {
 		t.Errorf("restarts %d, flood requests %d, cross-transport re-initializations %d; want > 0, %d, %d",

@@ -80,6 +80,11 @@ type life struct {
 	inflight atomic.Int64
 }
 
+// pythonRetryMillis is the retry of the upstream's priming events in its
+// Python layout (the default layout writes none): how long the SDK client
+// waits before it polls for a call's result.
+const pythonRetryMillis = 10
+
 // drainTimeout bounds how long a replaced life keeps its requests.
 const drainTimeout = 5 * time.Second
 
@@ -93,7 +98,7 @@ type ended struct {
 // startTopology starts the upstream, n replicas of vms VMs each configured
 // by the Envoy bootstrap, and the front.
 func startTopology(ctx context.Context, wasm []byte, envoy *envoyconf.Bootstrap, n, vms int) (*topology, error) {
-	t := &topology{upstream: dualstack.New(dualstack.Options{}), quit: make(chan struct{})}
+	t := &topology{upstream: dualstack.New(dualstack.Options{RetryMillis: pythonRetryMillis}), quit: make(chan struct{})}
 	var err error
 	if t.upstreamSrv, t.upstreamURL, err = serveLoopback(&http.Server{Handler: t.upstream, ReadHeaderTimeout: 30 * time.Second}); err != nil {
 		return nil, fmt.Errorf("soak: upstream listener: %w", err)

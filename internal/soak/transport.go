@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/dualstack"
 )
 
 // Where a fault cuts a tools/call stream, relative to the result's event.
@@ -28,21 +29,31 @@ var cutPointNames = [cutPoints]string{"before", "inside", "after"}
 type layout struct{ start, end int64 }
 
 // layoutOf finds the event carrying the JSON-RPC result in a complete SSE
-// body (LF line ends, as the reference upstream writes them).
+// body, LF line ends (the reference upstream's default layout) or CRLF (its
+// Python layouts).
 func layoutOf(body []byte) (layout, bool) {
 	i := bytes.Index(body, []byte(`"result"`))
 	if i < 0 {
 		return layout{}, false
 	}
-	start := bytes.LastIndex(body[:i], []byte("\n\n")) + 2 // 1 when none: the body's first byte
-	if start < 2 {
-		start = 0
+	// The event starts after the last blank line before the result, or at
+	// the body's first byte.
+	start := 0
+	for _, blank := range [][]byte{[]byte("\n\n"), []byte("\n\r\n")} {
+		if j := bytes.LastIndex(body[:i], blank); j >= 0 {
+			start = max(start, j+len(blank))
+		}
 	}
-	n := bytes.Index(body[i:], []byte("\n\n"))
-	if n < 0 {
+	end := -1
+	for _, blank := range [][]byte{[]byte("\n\n"), []byte("\n\r\n")} {
+		if n := bytes.Index(body[i:], blank); n >= 0 && (end < 0 || i+n+len(blank) < end) {
+			end = i + n + len(blank)
+		}
+	}
+	if end < 0 {
 		return layout{}, false
 	}
-	return layout{int64(start), int64(i + n + 2)}, true
+	return layout{int64(start), int64(end)}, true
 }
 
 // faults picks the tools/call streams a replica cuts and where, from the
@@ -108,16 +119,27 @@ func (s *stats) reinitCount() (int, map[string]int) {
 
 // transport is the clients' HTTP transport: it notes every forced
 // re-initialization (the guard's 404 with a reason) per session and, with
-// faults, asks the replica to cut some tools/call streams.
+// faults, asks the replica to cut some tools/call streams, or, for a client
+// of the upstream's Python layout, some of the GET streams that fetch the
+// calls' results.
 type transport struct {
 	base   http.RoundTripper
 	stats  *stats
 	faults *faults // nil: no faults
+	// layout, when set, is sent as the dualstack.HeaderLayout of every
+	// request (the upstream reads it on initialize): the session's layout.
+	// The faults then cut GET streams with Last-Event-ID (polls and
+	// resumes, where the Python layout delivers results), not POSTs.
+	layout string
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	call := t.faults != nil && isToolCall(req)
+	if t.layout != "" {
+		req = req.Clone(req.Context())
+		req.Header.Set(dualstack.HeaderLayout, t.layout)
+	}
+	call := t.faults != nil && ((t.layout == "" && isToolCall(req)) || (t.layout != "" && isResume(req)))
 	cutAt, point := int64(0), 0
 	if call {
 		if cutAt, point = t.faults.pick(); cutAt > 0 {
@@ -157,6 +179,12 @@ func isToolCall(req *http.Request) bool {
 	defer b.Close()
 	head, _ := io.ReadAll(io.LimitReader(b, 4096))
 	return bytes.Contains(head, []byte(`"method":"tools/call"`))
+}
+
+// isResume reports whether req is a GET with Last-Event-ID: in the Python
+// layout, a poll or resume that replays a call's events.
+func isResume(req *http.Request) bool {
+	return req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != ""
 }
 
 // maxWatched bounds the bytes a watched stream keeps to learn the layout.

@@ -29,7 +29,7 @@ func main() {
 		envoy   = flag.String("envoy", "envoy/envoy.yaml", "the Envoy bootstrap that configures every replica")
 		timeout = flag.Duration("timeout", 10*time.Minute, "the whole soak's bound")
 	)
-	flag.IntVar(&o.Sessions, "sessions", 2000, "sessions (half of them the official Go SDK client's)")
+	flag.IntVar(&o.Sessions, "sessions", 2000, "sessions (half of them the official Go SDK client's, a quarter the same client against the upstream's Python SDK layout)")
 	flag.IntVar(&o.CallsPerSession, "calls-per-session", 11, "tool calls per session (the seed's sessions make one)")
 	flag.IntVar(&o.Replicas, "replicas", 3, "replicas of the trial proxy")
 	flag.IntVar(&o.VMs, "vms", 2, "plugin VMs per replica")
