@@ -226,8 +226,9 @@ func Parse(data []byte) (Config, error) {
 // unwind applies "unwind": true, given which keys the configuration sets
 // (to a valid value):
 // untagged cursors pass (the upstream mints nothing else during the
-// unwind), nothing is minted (nothing is tagged). A key set to the
-// opposite is an error.
+// unwind), nothing is minted (nothing is tagged), and a tagged cursor no
+// watermark mentions is forwarded stripped. A key set to the opposite is an
+// error.
 func (c *Config) unwind(set map[string]bool) Errors {
 	if !c.Unwind {
 		return nil
@@ -242,7 +243,11 @@ func (c *Config) unwind(set map[string]bool) Errors {
 		errs = append(errs, errorAt(`key "mint_cursors": true mints cursors, but while "unwind" is true the guard tags no event ID; `+
 			`remove mint_cursors (unwind turns minting off) or set unwind to false`, "mint_cursors"))
 	}
-	c.Policy.Untagged, c.Policy.Minting = cursor.UntaggedPassthrough, false
+	if set["unknown_cursor"] && c.Policy.Unknown == cursor.UnknownReinit {
+		errs = append(errs, errorAt(`key "unknown_cursor": "reinit" refuses every tagged cursor a replica holds no watermark for, and while "unwind" is true `+
+			`no replica records new ones; remove unknown_cursor or set unwind to false`, "unknown_cursor"))
+	}
+	c.Policy.Untagged, c.Policy.Minting, c.Policy.Unknown = cursor.UntaggedPassthrough, false, cursor.UnknownForward
 	return errs
 }
 

@@ -57,9 +57,9 @@ func TestParseValid(t *testing.T) {
 		{"unwind_with_what_it_sets", `{"unwind":true,"untagged_cursor":"passthrough","mint_cursors":false}`, with(func(c *Config) {
 			c.Unwind, c.Policy.Untagged, c.Policy.Minting = true, cursor.UntaggedPassthrough, false
 		})},
-		{"unwind_keeps_other_policies", `{"unacked_cursor":"observe","unwind":true,"unknown_cursor":"reinit"}`, with(func(c *Config) {
+		{"unwind_keeps_other_policies", `{"unacked_cursor":"observe","unwind":true,"unknown_cursor":"forward"}`, with(func(c *Config) {
 			c.Unwind, c.Policy.Untagged, c.Policy.Minting = true, cursor.UntaggedPassthrough, false
-			c.Policy.Unacked, c.Policy.Unknown = cursor.UnackedObserve, cursor.UnknownReinit
+			c.Policy.Unacked = cursor.UnackedObserve
 		})},
 		{"unwind_off_keeps_reinit", `{"unwind":false,"untagged_cursor":"reinit","mint_cursors":true}`, Default()},
 
@@ -277,6 +277,8 @@ func TestParseErrors(t *testing.T) {
 		{"unwind_after_untagged_reinit", `{"untagged_cursor":"reinit","unwind":true}`, "untagged_cursor", []string{`"reinit" refuses`}},
 		{"unwind_with_minting", `{"mint_cursors":true,"unwind":true}`, "mint_cursors",
 			[]string{`key "mint_cursors": true mints cursors`, `"unwind" is true the guard tags no event ID`, "remove mint_cursors"}},
+		{"unwind_with_unknown_reinit", `{"unwind":true,"unknown_cursor":"reinit"}`, "unknown_cursor",
+			[]string{`key "unknown_cursor": "reinit" refuses every tagged cursor`, "remove unknown_cursor"}},
 		// A bad value is its own error, not also a contradiction of unwind.
 		{"unwind_with_bad_untagged", `{"unwind":true,"untagged_cursor":"bogus"}`, "untagged_cursor", []string{`"bogus" is not one of reinit, passthrough`}},
 		{"too_many_routes", `{"routes":[` + strings.TrimSuffix(strings.Repeat(`{"path_prefix":"/","transport":"sse"},`, 257), ",") + `]}`, "routes", []string{`"routes"`, "257", "at most 256"}},
@@ -532,8 +534,8 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted out-of-range numbers: %+v", c)
 		}
 		p := c.Policy
-		if c.Unwind && (p.Untagged != cursor.UntaggedPassthrough || p.Minting) {
-			t.Fatalf("accepted unwind with untagged cursors refused or minting on: %+v", c)
+		if c.Unwind && (p.Untagged != cursor.UntaggedPassthrough || p.Minting || p.Unknown != cursor.UnknownForward) {
+			t.Fatalf("accepted unwind with untagged or unknown cursors refused, or minting on: %+v", c)
 		}
 		if p.Untagged > cursor.UntaggedPassthrough || p.Unacked > cursor.UnackedObserve || p.Scope > cursor.ScopeAll ||
 			p.Replay > cursor.ReplayInclusive || p.Unknown > cursor.UnknownReinit || c.LegacyReinit > LegacyDropCursor {

@@ -348,6 +348,12 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		// error another filter answered with an event-stream type.
 		return action
 	}
+	if p.cfg.Unwind {
+		// The way back out: no new event ID is tagged, so the upstream's
+		// stream passes byte for byte; the cursors issued before are
+		// still read (the request path).
+		return action
+	}
 	if h.transport == cursor.TransportSSE {
 		// A legacy stream's session is the one its endpoint event names
 		// (observe), never one the request claimed: the query of

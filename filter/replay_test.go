@@ -53,17 +53,11 @@ func (h *harness) pollingGET(cursor string, chunks ...string) string {
 	return out
 }
 
-// resumeFrom sends the resume a client holding cursor makes and returns the
-// Last-Event-ID the upstream gets, or "reinit:<reason>".
+// resumeFrom sends the resume a client of the Python session holding cursor
+// makes (resumeIn).
 func (h *harness) resumeFrom(cursor string) string {
 	h.t.Helper()
-	s, _ := h.request("GET", "/mcp", [2]string{"mcp-session-id", pySession}, [2]string{"last-event-id", cursor})
-	if r := h.reinitReason(s); r != "" {
-		return "reinit:" + r
-	}
-	v, _ := header(s.requestHeaders(), "last-event-id")
-	s.end(true)
-	return v
+	return h.resumeIn(pySession, cursor)
 }
 
 // idOf returns the id the stream out gave the event whose data holds marker.
