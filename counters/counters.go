@@ -30,6 +30,13 @@ const (
 	CASConflicts          = "cas_conflicts_total"
 	SSEEncodedPassthrough = "sse_encoded_passthrough_total"
 	UntaggedPassthrough   = "untagged_passthrough_total"
+	// BridgedSessions counts streams that showed a session served on both
+	// transports here (a bridged legacy session: the seed's first
+	// condition); SharedAllocator those whose event IDs and the other
+	// transport's look drawn from one sequence (its second). Both count in
+	// every mode, observe included: docs/operations.md, "Do we need it?".
+	BridgedSessions = "bridged_sessions_total"
+	SharedAllocator = "shared_allocator_total"
 )
 
 // Names returns every counter name the plugin defines (without Prefix),
@@ -39,6 +46,6 @@ func Names() []string {
 		EventsTagged, CursorsStripped,
 		ReinitCrossTransport, ReinitUntagged, ReinitDrainRace, ReinitTombstoned, ReinitUnknown,
 		DrainRaceDetected, DrainRaceFromCursor, Rewinds, FailOpen, SSEOverflow, CASConflicts,
-		SSEEncodedPassthrough, UntaggedPassthrough,
+		SSEEncodedPassthrough, UntaggedPassthrough, BridgedSessions, SharedAllocator,
 	}
 }

@@ -95,13 +95,15 @@ func (g *Guard) Request(r *Request) Verdict {
 
 // Sent writes the stream's tail to the record of its session when the tail
 // says it must be (StreamTail.Due), before the chunk whose events were just
-// added leaves. A stream without a session (a legacy stream before its
-// endpoint event) records nothing.
-func (g *Guard) Sent(session SessionKey, hasSession bool, t *StreamTail) error {
+// added leaves, and returns what the write newly showed of the seed's
+// conditions (in every mode, observe included). A stream without a session
+// (a legacy stream before its endpoint event) records nothing.
+func (g *Guard) Sent(session SessionKey, hasSession bool, t *StreamTail) (Sighting, error) {
 	if !hasSession || !t.Due(g.Policy) {
-		return nil
+		return Sighting{}, nil
 	}
-	return g.Store.RecordTail(session, t, g.Policy, g.Clock())
+	err := g.Store.RecordTail(session, t, g.Policy, g.Clock())
+	return t.Sighted(), err
 }
 
 // StreamEnd records how a stream whose tail was written ended. The ack

@@ -3,6 +3,7 @@ package cursor
 import (
 	"encoding/binary"
 	"errors"
+	"strings"
 	"unsafe"
 )
 
@@ -197,6 +198,48 @@ func (t *Tail) inScope(last bool, p Policy) bool {
 		return p.InScope(t.LastKind)
 	}
 	return p.prevInScope(t.PrevKind)
+}
+
+// Sighting is what a tail about to be written shows of the seed's
+// conditions (docs/operations.md, "Do we need it?"): whether the session
+// already has a tail of the other transport here (a bridged session), and
+// whether that tail's last ID and this one look drawn from one sequence (a
+// shared allocator: the same text before a run of digits, another number).
+type Sighting struct {
+	Bridged, SharedAllocator bool
+}
+
+// sight returns what writing a tail of transport t whose last ID is id shows.
+func (r *Record) sight(t Transport, id string) Sighting {
+	var s Sighting
+	for i := range r.Tails {
+		tl := &r.Tails[i]
+		if tl.Transport == t || tl.Transport == TransportNone {
+			continue
+		}
+		s.Bridged = true
+		s.SharedAllocator = s.SharedAllocator || oneSequence(tl.LastID, id)
+	}
+	return s
+}
+
+// oneSequence reports whether two event IDs look drawn from one counter:
+// both end in digits, the text before the digits is the same, the numbers
+// differ ("e-104" and "e-105"; not "s1_4" and "s2_5", the Go SDK's
+// per-stream IDs).
+func oneSequence(a, b string) bool {
+	pa, na := splitNumber(a)
+	pb, nb := splitNumber(b)
+	return na != "" && nb != "" && pa == pb && strings.TrimLeft(na, "0") != strings.TrimLeft(nb, "0")
+}
+
+// splitNumber splits id into the text before its trailing digits and them.
+func splitNumber(id string) (prefix, digits string) {
+	i := len(id)
+	for i > 0 && id[i-1] >= '0' && id[i-1] <= '9' {
+		i--
+	}
+	return id[:i], id[i:]
 }
 
 // find returns the newest tail of transport t whose last or previous event ID

@@ -20,6 +20,8 @@ type StreamTail struct {
 	pending    bool      // events were added since the last write
 	written    bool      // a tail of this stream is in shared data
 	inScope    bool      // ...and one of its two events was in scope (holdsInScope)
+	sighted    Sighting  // what writing it showed so far (Sighted)
+	reported   Sighting  // ...and has been returned
 }
 
 // Reset prepares t for a new stream, keeping its buffers.
@@ -65,6 +67,17 @@ func (t *StreamTail) holdsInScope(p Policy) bool {
 	return p.InScope(t.kind) || len(t.prev) > 0 && p.prevInScope(t.prevKind)
 }
 
+// Sighted returns what writing the tail showed of the seed's conditions
+// that was not returned before: each condition once per stream.
+func (t *StreamTail) Sighted() Sighting {
+	news := Sighting{
+		Bridged:         t.sighted.Bridged && !t.reported.Bridged,
+		SharedAllocator: t.sighted.SharedAllocator && !t.reported.SharedAllocator,
+	}
+	t.reported = t.sighted
+	return news
+}
+
 // Written reports whether a tail of this stream is in shared data, so that
 // its end can acknowledge it.
 func (t *StreamTail) Written() bool { return t.written }
@@ -79,6 +92,9 @@ func (s *Store) RecordTail(k SessionKey, t *StreamTail, p Policy, now uint32) er
 	last, prev := viewOf(t.last), viewOf(t.prev)
 	sent := Tail{Stream: t.Stream, Transport: t.Transport, LastID: last, PrevID: prev, LastKind: t.kind, PrevKind: t.prevKind}
 	err := s.Update(k, now, true, func(r *Record) bool {
+		seen := r.sight(t.Transport, last)
+		t.sighted.Bridged = t.sighted.Bridged || seen.Bridged
+		t.sighted.SharedAllocator = t.sighted.SharedAllocator || seen.SharedAllocator
 		return r.observe(sent, now, p)
 	})
 	if err == nil {

@@ -503,7 +503,16 @@ func (h *httpContext) observe(events []sse.Event) {
 		}
 	}
 	p := h.plugin
-	p.failedWrite(p.guard.Sent(h.key, h.hasSession, h.tail), "cannot record the stream tail")
+	seen, err := p.guard.Sent(h.key, h.hasSession, h.tail)
+	p.failedWrite(err, "cannot record the stream tail")
+	if seen.Bridged {
+		p.metrics.bridgedSessions.inc()
+		proxywasm.LogInfo("mcp-resume-guard: bridged session: served on both transports here; session=" + h.sessionTag() + " route_transport=" + h.transport.String())
+	}
+	if seen.SharedAllocator {
+		p.metrics.sharedAllocator.inc()
+		proxywasm.LogInfo("mcp-resume-guard: shared allocator: the event IDs of both transports look drawn from one sequence; session=" + h.sessionTag() + " route_transport=" + h.transport.String())
+	}
 }
 
 // OnHttpStreamDone implements types.HttpContext. Envoy calls it from

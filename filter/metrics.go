@@ -39,6 +39,8 @@ type metrics struct {
 	casConflicts          counter
 	sseEncodedPassthrough counter
 	untaggedPassthrough   counter
+	bridgedSessions       counter
+	sharedAllocator       counter
 }
 
 // named pairs each counter with its name from package counters, the names'
@@ -66,6 +68,8 @@ func (m *metrics) named() []struct {
 		{counters.CASConflicts, &m.casConflicts},
 		{counters.SSEEncodedPassthrough, &m.sseEncodedPassthrough},
 		{counters.UntaggedPassthrough, &m.untaggedPassthrough},
+		{counters.BridgedSessions, &m.bridgedSessions},
+		{counters.SharedAllocator, &m.sharedAllocator},
 	}
 }
 
