@@ -94,7 +94,7 @@ func (r *replica) serve(v cursor.Verdict, session, principal string, chunks [][]
 				tail.Add(ev.ID, ev.Kind)
 			}
 		}
-		if err := r.guard.Sent(k, true, tail); err != nil {
+		if _, err := r.guard.Sent(k, true, tail); err != nil {
 			panic(err)
 		}
 		out.Write(b)
