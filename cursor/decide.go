@@ -102,9 +102,11 @@ func (d Decision) Tombstones() bool {
 //	| tombstoned         | rec.Tombstoned (any request of the session)      | Reinit                |
 //	| no cursor          | cursor == ""                                     | Forward               |
 //	| untagged           | no sse:/http: prefix, nothing after it, CR/LF/NUL| Reinit (passthrough)  |
-//	| drain race (state) | cursor = last ID of an unacked tail, in scope    | unacked_cursor policy |
+//	| normal (clean end) | a tail mentions the cursor and was acked         | strip                 |
+//	| drain race (state) | cursor = last, or the one before, of an unacked  | unacked_cursor policy |
+//	|                    | tail, and that event is in scope                 |                       |
+//	| drain race (cursor)| cursor says "result", no clean end proven        | unacked_cursor policy |
 //	| normal (state)     | a tail mentions the cursor otherwise             | strip                 |
-//	| drain race (cursor)| no tail mentions it, cursor says "result"        | unacked_cursor policy |
 //	| unknown            | no tail mentions the cursor, it says nothing more| strip (reinit¹)       |
 //
 // ¹ unknown_cursor: reinit refuses it only while the guard does not mint
