@@ -10,6 +10,9 @@ SUBMODULES := $(MONITORING) $(GATEWAY) $(RELEASE_TOOL)
 # The TypeScript SDK's SSE reader (eventsource-parser, pinned by its
 # package-lock.json), which internal/clientoracle runs under node.
 TSREADER := internal/clientoracle/tsreader
+# The official MCP conformance suite and the node 22 it needs, pinned by
+# its package-lock.json (internal/conformance/README.md says why node 22).
+CONFORMANCE := internal/conformance
 NPM      ?= npm
 WASM     := $(BUILD)/mcp-resume-guard.wasm
 FUZZTIME ?= 30s
@@ -57,10 +60,10 @@ help:
 build:
 	$(GO) run ./internal/tools/wasmbuild -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(WASM) ./filter
 
-## test: everything CI runs (unit, emulator, artifact, e2e, the official clients' SSE readers against the guard, deploy validation, alert rules and dashboard; the modules of SUBMODULES too); needs node ≥ 20 and npm
-test: build tsreader
+## test: everything CI runs (unit, emulator, artifact, e2e, the official clients' SSE readers against the guard, the official conformance suite, deploy validation, alert rules and dashboard; the modules of SUBMODULES too); needs node ≥ 20 and npm
+test: build tsreader conformance
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -skip '^TestConformanceSuite$$' ./...
 	@for m in $(SUBMODULES); do echo "cd $$m && go vet ./... && go test -count=1 ./..."; (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...) || exit 1; done
 
 # tsreader: npm ci of the node module the client-reader differential test
@@ -68,6 +71,17 @@ test: build tsreader
 .PHONY: tsreader
 tsreader:
 	cd $(TSREADER) && $(NPM) ci --no-audit --no-fund --loglevel=error
+
+## conformance: the official MCP conformance suite (pinned, npm ci) against the Go SDK's conformance server directly and through the trial proxy (every check alike), and its client through the trial proxy; one CONFORMANCE line per scenario
+.PHONY: conformance
+conformance: build $(CONFORMANCE)/node_modules/.package-lock.json
+	$(GO) test -count=1 -v -run '^TestConformanceSuite$$' ./$(CONFORMANCE)/
+
+# npm ci of the suite and its node into the git-ignored node_modules (236 MB,
+# 185 of them node; about 20 s from a cold npm cache), again only when the
+# pins change: npm ci writes node_modules/.package-lock.json last.
+$(CONFORMANCE)/node_modules/.package-lock.json: $(CONFORMANCE)/package.json $(CONFORMANCE)/package-lock.json
+	cd $(CONFORMANCE) && $(NPM) ci --no-audit --no-fund --loglevel=error
 
 ## e2e: the end-to-end scenarios against the built .wasm in the embedded host
 e2e: build
