@@ -203,8 +203,9 @@ func TestSlug(t *testing.T) {
 	}
 }
 
-// TestLayout: the README stays a ten-minute read, in the order a newcomer
-// needs it, and docs/ holds one file per reader's task.
+// TestLayout: the README stays a five-minute read whose first screen
+// explains itself, in the order a newcomer needs it, and docs/ holds one
+// file per reader's task.
 func TestLayout(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -213,8 +214,41 @@ func TestLayout(t *testing.T) {
 	if len(b) > 15*1024 {
 		t.Errorf("README.md is %d bytes; keep it under 15 KB and move details to docs/", len(b))
 	}
+	// The first screen, before the quick start, explains itself: for whom,
+	// the failure and the fix on the wire, the words the rest uses, what it
+	// costs and where it has run; the cursor grammar comes later.
+	text := string(b)
+	first, _, ok := strings.Cut(text, "## Quick start\n")
+	if !ok {
+		first = ""
+	}
+	if len(first) > 4096 {
+		t.Errorf("README.md's first screen (before ## Quick start) is %d bytes; keep it under 4 KB", len(first))
+	}
+	for _, want := range []string{
+		"**Who needs it**", "migration", "2025", "the cross-transport loss", "(the drain race)",
+		"without the guard", "with the guard",
+		"*Drain race*", "*Watermark*", "*Tombstone*", "*Principal*", "*Priming event*",
+		"**What it costs:**", "(docs/performance.md", "**Where it has run:**",
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("README.md's first screen lacks %q", want)
+		}
+	}
+	if strings.Contains(first, `prefix "~1"`) {
+		t.Error("README.md's first screen explains the cursor grammar: keep it below the fold (## Tagged event IDs)")
+	}
+	quick := text[len(first):]
+	if i := strings.Index(quick[min(3, len(quick)):], "\n## "); i >= 0 {
+		quick = quick[:i+3]
+	}
+	for _, want := range []string{"make demo", "make test", "the official MCP conformance suite (`make conformance`)"} {
+		if !strings.Contains(quick, want) {
+			t.Errorf("README.md's quick start lacks %q", want)
+		}
+	}
 	at := 0
-	for _, h := range []string{"## Quick start\n", "## Try it on your own server\n", "## Deploy\n", "## Configuration at a glance\n", "## Reading the counters\n", "## Documentation\n"} {
+	for _, h := range []string{"## Quick start\n", "## Try it on your own server\n", "## Deploy\n", "## Configuration at a glance\n", "## Tagged event IDs\n", "## Documentation\n"} {
 		i := strings.Index(string(b[at:]), h)
 		if i < 0 {
 			t.Errorf("README.md lacks %q after byte %d (the sections' order matters)", strings.TrimSpace(h), at)
