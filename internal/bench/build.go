@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"time"
+	"strings"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/abiglue/builder"
 )
@@ -17,20 +19,14 @@ const (
 	PassthroughPackage     = "./internal/bench/plugins/passthrough"
 	PassthroughCopyPackage = "./internal/bench/plugins/passthroughcopy"
 	GCProbePackage         = "./internal/bench/plugins/gcprobe"
-	FloorPackage           = "./internal/bench/plugins/floor"
-	PathFloorPackage       = "./internal/bench/plugins/pathfloor"
 )
 
-// Wasm holds the modules a benchmark compares.
+// Wasm holds the modules a run compares.
 type Wasm struct {
 	Guard           []byte // mcp-resume-guard
 	Passthrough     []byte // does nothing
 	PassthroughCopy []byte // copies each response body chunk out and back
 	GCProbe         []byte // runs a full GC in every request
-	Floor           []byte // makes only the host calls the guard cannot do without
-	PathFloor       []byte // reads :path alone: the floor of an unguarded request
-	// BuildTime is the wall time of each build, by package.
-	BuildTime map[string]time.Duration
 }
 
 // BuildOptions say where BuildPlugins works.
@@ -39,25 +35,39 @@ type BuildOptions struct {
 	// run ("" = the current directory).
 	Root string
 	// Dir receives mcp-resume-guard.wasm, passthrough.wasm,
-	// passthroughcopy.wasm, gcprobe.wasm, floor.wasm and pathfloor.wasm
-	// (relative to Root).
+	// passthroughcopy.wasm and gcprobe.wasm (relative to Root).
 	Dir string
 	// WorkDir is the builder's work directory (SDK copy, go.work, runtime
 	// overlay); "" = build/ at the module root.
 	WorkDir string
 	// Log receives the builder's progress (nil: discarded).
 	Log io.Writer
+	// NoGuard leaves the guard unbuilt (the caller measures another
+	// build of it).
+	NoGuard bool
 }
 
-// BuildPlugins builds the guard, its baselines and the floor with the project's
-// builder (same toolchain, SDK, ABI glue and runtime patch) and reads them.
+// BuildPlugins builds the guard and the do-nothing plugins with the
+// project's builder (same toolchain, SDK, ABI glue and runtime patch) and
+// reads them.
 func BuildPlugins(ctx context.Context, opts BuildOptions) (*Wasm, error) {
 	log := opts.Log
 	if log == nil {
 		log = io.Discard
 	}
-	w := &Wasm{BuildTime: map[string]time.Duration{}}
-	for _, p := range w.files() {
+	w := &Wasm{}
+	for _, p := range []struct {
+		pkg, file string
+		dst       *[]byte
+	}{
+		{GuardPackage, "mcp-resume-guard.wasm", &w.Guard},
+		{PassthroughPackage, "passthrough.wasm", &w.Passthrough},
+		{PassthroughCopyPackage, "passthroughcopy.wasm", &w.PassthroughCopy},
+		{GCProbePackage, "gcprobe.wasm", &w.GCProbe},
+	} {
+		if opts.NoGuard && p.pkg == GuardPackage {
+			continue
+		}
 		res, err := builder.Build(ctx, builder.Options{
 			Package: p.pkg, Output: filepath.Join(opts.Dir, p.file),
 			Dir: opts.Root, WorkDir: opts.WorkDir, Log: log,
@@ -65,44 +75,73 @@ func BuildPlugins(ctx context.Context, opts BuildOptions) (*Wasm, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: building %s: %w", p.pkg, err)
 		}
-		b, err := os.ReadFile(res.Output)
-		if err != nil {
+		if *p.dst, err = os.ReadFile(res.Output); err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
-		*p.dst = b
-		w.BuildTime[p.pkg] = res.Elapsed
 	}
 	return w, nil
 }
 
-// ReadPlugins reads the modules an earlier BuildPlugins wrote to dir,
-// without building (a process that must not start children: under
-// valgrind, their signals stop callgrind).
-func ReadPlugins(dir string) (*Wasm, error) {
-	w := &Wasm{}
-	for _, p := range w.files() {
-		b, err := os.ReadFile(filepath.Join(dir, p.file))
-		if err != nil {
-			return nil, fmt.Errorf("bench: %w (make bench or go run ./internal/tools/bench -v8 builds it)", err)
-		}
-		*p.dst = b
+// DefaultBaseline is the build the budget compares with: the guard as it
+// stood before issue 32 removed the tricks only a microbenchmark needed.
+const DefaultBaseline = "1367a76"
+
+// Baseline returns the guard the budget compares with, and its name. ref
+// is a .wasm file, or a commit of the repository at root (anything git
+// rev-parse resolves): then the commit is checked out in a git worktree of
+// its own, built there with its own make build, and the .wasm kept in
+// cacheDir as baseline-<commit>.wasm, which later runs read instead.
+func Baseline(ctx context.Context, root, ref, cacheDir string, log io.Writer) ([]byte, string, error) {
+	if log == nil {
+		log = io.Discard
 	}
-	return w, nil
+	if strings.HasSuffix(ref, ".wasm") {
+		b, err := os.ReadFile(ref)
+		return b, ref, err
+	}
+	sha, err := git(ctx, root, "rev-parse", "--verify", ref+"^{commit}")
+	if err != nil {
+		return nil, "", fmt.Errorf("bench: baseline %q is neither a .wasm file nor a commit: %w", ref, err)
+	}
+	name := sha[:12]
+	cached := filepath.Join(cacheDir, "baseline-"+sha+".wasm")
+	if b, err := os.ReadFile(cached); err == nil {
+		return b, name, nil
+	}
+	tmp, err := os.MkdirTemp("", "bench-baseline-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, "src")
+	fmt.Fprintf(log, "bench: building the baseline %s in a git worktree (%s)\n", name, src)
+	if _, err := git(ctx, root, "worktree", "add", "--detach", src, sha); err != nil {
+		return nil, "", err
+	}
+	defer git(context.WithoutCancel(ctx), root, "worktree", "remove", "--force", src)
+	cmd := exec.CommandContext(ctx, "make", "-C", src, "build")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return nil, "", fmt.Errorf("bench: make build of the baseline %s: %w", name, err)
+	}
+	b, err := os.ReadFile(filepath.Join(src, "build", "mcp-resume-guard.wasm"))
+	if err != nil {
+		return nil, "", fmt.Errorf("bench: the baseline's make build left no .wasm: %w", err)
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return nil, "", err
+	}
+	return b, name, os.WriteFile(cached, b, 0o644)
 }
 
-// plugin is one module of a Wasm: its package, file and field.
-type plugin struct {
-	pkg, file string
-	dst       *[]byte
-}
-
-func (w *Wasm) files() []plugin {
-	return []plugin{
-		{GuardPackage, "mcp-resume-guard.wasm", &w.Guard},
-		{PassthroughPackage, "passthrough.wasm", &w.Passthrough},
-		{PassthroughCopyPackage, "passthroughcopy.wasm", &w.PassthroughCopy},
-		{GCProbePackage, "gcprobe.wasm", &w.GCProbe},
-		{FloorPackage, "floor.wasm", &w.Floor},
-		{PathFloorPackage, "pathfloor.wasm", &w.PathFloor},
+// git runs git in dir and returns its trimmed output.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
+	return strings.TrimSpace(string(out)), nil
 }

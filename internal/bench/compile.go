@@ -10,10 +10,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
 )
 
 // v8Script compiles two modules alternately (ABBA, after one uncounted
-// round) with WebAssembly.compile and prints "a_ns b_ns" per round. Each
+// round) with WebAssembly.compile and prints "a_ns b_ns a_cpu_ns
+// b_cpu_ns" per round: wall time, and the CPU time of the whole process
+// (V8 compiles on background threads too). Each
 // compilation gets distinct bytes (a custom section with a counter appended)
 // so that V8's per-isolate cache of compiled modules never answers.
 const v8Script = `
@@ -28,31 +33,52 @@ function variant(buf) {
 }
 async function time(i) {
   const bytes = variant(mods[i]);
-  const t = process.hrtime.bigint();
+  const t = process.hrtime.bigint(), c = process.cpuUsage();
   await WebAssembly.compile(bytes);
-  return Number(process.hrtime.bigint() - t);
+  const cpu = process.cpuUsage(c);
+  return [Number(process.hrtime.bigint() - t), (cpu.user + cpu.system) * 1000];
 }
 (async () => {
   for (let r = -1; r < Number(n); r++) {
     let a, b;
     if (r % 2 === 0) { a = await time(0); b = await time(1); }
     else { b = await time(1); a = await time(0); }
-    if (r >= 0) console.log(a + ' ' + b);
+    if (r >= 0) console.log(a[0] + ' ' + b[0] + ' ' + a[1] + ' ' + b[1]);
   }
 })().catch(e => { console.error(String(e)); process.exit(1); });
 `
 
-// V8Flags are the flags Envoy's V8 runtime compiles with: no Liftoff
-// baseline tier, every function compiled by the optimizing tier up front.
-var V8Flags = []string{"--no-liftoff", "--no-wasm-lazy-compilation"}
+// compileRounds caps the rounds of the compile measures: a compilation
+// takes seconds on a busy machine.
+const compileRounds = 3
 
-// v8MaxRounds caps the rounds of the V8 compile measure.
-const v8MaxRounds = 5
-
-// v8Compile measures how long V8 (node's) takes to compile the guard and the
-// do-nothing plugin, as Envoy does on every configuration push. Without node
-// on PATH the figure is left at zero and the report says so.
-func v8Compile(ctx context.Context, w *Wasm, o Options, rep *Report) error {
+// compileTimes measures what a configuration push costs: V8 (node's, with
+// Envoy's flags) and wazero compiling the guard and the passthrough plugin
+// alternately, and a VM start in wazero (instantiate, _initialize, the root
+// context, proxy_on_vm_start, proxy_on_configure) of each. Without node
+// on PATH the V8 figure stays unmeasured.
+func compileTimes(ctx context.Context, w *Wasm, o Options, rep *Report) error {
+	n := min(o.Rounds, compileRounds)
+	o.progress("wazero compile: %d rounds", n)
+	var err error
+	if rep.WazeroCompile, err = alternate(n, func(i int) (float64, error) {
+		return wazeroCompile(ctx, [2][]byte{w.Guard, w.Passthrough}[i])
+	}); err != nil {
+		return err
+	}
+	o.progress("wazero VM start: %d rounds", o.Rounds)
+	if rep.WazeroVMStart, err = alternate(o.Rounds, func(i int) (float64, error) {
+		t := time.Now()
+		h, err := newHost(ctx, [2][]byte{w.Guard, w.Passthrough}[i], [2]string{GuardConfig, ""}[i], 1)
+		if err != nil {
+			return 0, err
+		}
+		d := time.Since(t)
+		h.Close(ctx)
+		return float64(d.Nanoseconds()), nil
+	}); err != nil {
+		return err
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		o.progress("V8 compile: node not found on PATH; skipped")
@@ -70,8 +96,6 @@ func v8Compile(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	if err := os.WriteFile(b, w.Passthrough, 0o644); err != nil {
 		return err
 	}
-	// A compilation takes seconds on a busy machine: fewer rounds.
-	n := min(o.Rounds, v8MaxRounds)
 	o.progress("V8 compile (%s): %d rounds", strings.Join(V8Flags, " "), n)
 	args := append(append([]string{}, V8Flags...), "-e", v8Script, a, b, strconv.Itoa(n))
 	var stderr bytes.Buffer
@@ -83,19 +107,57 @@ func v8Compile(ctx context.Context, w *Wasm, o Options, rep *Report) error {
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
-		var an, bn float64
-		if _, err := fmt.Sscan(sc.Text(), &an, &bn); err != nil || bn == 0 {
+		var an, bn, ac, bc float64
+		if _, err := fmt.Sscan(sc.Text(), &an, &bn, &ac, &bc); err != nil || bn == 0 || bc == 0 {
 			return fmt.Errorf("bench: unexpected output from node: %q", sc.Text())
 		}
-		rep.V8Compile.ANs = append(rep.V8Compile.ANs, an)
-		rep.V8Compile.BNs = append(rep.V8Compile.BNs, bn)
-		rep.V8Compile.Rounds = append(rep.V8Compile.Rounds, an/bn)
+		rep.V8Compile.add(sides{ans: an, au: 1, bns: bn, bu: 1})
+		rep.V8CompileCPU.add(sides{ans: ac, au: 1, bns: bc, bu: 1})
 	}
-	if len(rep.V8Compile.Rounds) != n {
-		return fmt.Errorf("bench: node printed %d rounds, want %d", len(rep.V8Compile.Rounds), n)
+	if len(rep.V8Compile.AQuads) != n {
+		return fmt.Errorf("bench: node printed %d rounds, want %d", len(rep.V8Compile.AQuads), n)
 	}
 	rep.NodeVersion = nodeVersion(ctx, node)
 	return nil
+}
+
+// alternate times f(0) and f(1) (ns each) in ABBA order, rounds times
+// after an uncounted round.
+func alternate(rounds int, f func(int) (float64, error)) (Pair, error) {
+	var p Pair
+	for r := -1; r < rounds; r++ {
+		order := [2]int{0, 1}
+		if r%2 != 0 {
+			order = [2]int{1, 0}
+		}
+		var ns [2]float64
+		for _, i := range order {
+			t, err := f(i)
+			if err != nil {
+				return p, err
+			}
+			ns[i] = t
+		}
+		if r >= 0 {
+			p.add(sides{ans: ns[0], au: 1, bns: ns[1], bu: 1})
+		}
+	}
+	return p, nil
+}
+
+// wazeroCompile compiles wasm in a fresh wazero runtime (no cache) and
+// returns the ns it took.
+func wazeroCompile(ctx context.Context, wasm []byte) (float64, error) {
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	t := time.Now()
+	m, err := rt.CompileModule(ctx, wasm)
+	d := time.Since(t)
+	if err != nil {
+		return 0, fmt.Errorf("bench: wazero compiling a module: %w", err)
+	}
+	m.Close(ctx)
+	return float64(d.Nanoseconds()), nil
 }
 
 func nodeVersion(ctx context.Context, node string) string {

@@ -1,23 +1,34 @@
-// Package bench measures mcp-resume-guard side by side with baseline plugins
-// built the same way, inside one process, through the embedded proxy-wasm
-// host (internal/wasmhost): the per-request and per-resume overhead against a
-// do-nothing plugin, SSE throughput against a plugin that only copies each
-// body chunk out and back, and against a floor plugin that makes only the
-// host calls the guard cannot do without; unguarded requests against the
-// do-nothing plugin; the native SSE rewriter against copy(), guest
-// memory growth, shared-data size per session and after session churn, and
-// also the .wasm size and V8 compile time against the do-nothing plugin, VM start-up, the cost of a GC cycle inside a VM (a
-// probe plugin), GC survival of the guard under Envoy 1.33–1.38's WASI, and
-// the guest time per callback.
+// Package bench measures what mcp-resume-guard costs, and holds it to its
+// performance budget.
 //
-// Ratios are medians of several rounds in which the two plugins run
-// alternately (A/B interleaved), so that a noisy machine slows both sides of
-// a round alike. Absolute times are only indicative.
+// Every figure is taken in two hosts: node's V8 with Envoy's flags (the
+// engine Envoy runs plugins in; v8host.js is a proxy-wasm host of our own)
+// and the embedded wazero host the tests use (internal/wasmhost). The
+// workloads are the same in both: a guarded request, the same request when
+// the tombstone table is full, an unguarded request, a resume, and 1 MiB
+// event streams.
 //
-//	wasm, err := bench.BuildPlugins(ctx, bench.BuildOptions{Dir: "build"})
-//	rep, err := bench.Run(ctx, wasm, bench.DefaultOptions())
-//	rep.WriteText(os.Stdout)   // every figure, with the method
-//	rep.WriteBench(os.Stdout)  // one BENCH name=value line per figure
+//   - The cost: the guard against a plugin that does nothing (for SSE, one
+//     that copies each body chunk out and back), built the same way
+//     (plugins/), A/B interleaved; the heap the guard allocates and the GC
+//     cycles it runs per 100,000 requests; the cost of one GC cycle; guest
+//     memory; compile and VM start times; the .wasm size; shared data per
+//     session.
+//   - The budget (budget.go): the guard against a baseline build of itself
+//     (a commit, built in a git worktree with its own make build, or a
+//     .wasm), A/B interleaved: no workload more than 10 % slower in either
+//     host, guest memory flat, the .wasm within 4.5 MB, guarded and
+//     unguarded requests allocation-free.
+//
+// A/B interleaved means the two plugins take turns in short blocks (ABBA)
+// within each round, and a ratio is the median over the quads of blocks of
+// every round: a busy machine slows both sides of a quad alike. Absolute
+// times are this machine's.
+//
+//	w, err := bench.BuildPlugins(ctx, bench.BuildOptions{Dir: "build"})
+//	base, name, err := bench.Baseline(ctx, ".", bench.DefaultBaseline, "build", os.Stderr)
+//	rep, err := bench.Run(ctx, w, base, bench.DefaultOptions(), true)
+//	rep.WriteText(os.Stdout)
 //
 // The driver is internal/tools/bench (make bench).
 package bench

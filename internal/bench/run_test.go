@@ -1,89 +1,10 @@
 package bench
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
 )
-
-// TestWriteBench checks the make bench contract: one line per figure, in
-// Targets order, each BENCH name=value with a number; information-only
-// figures are never reported as missed.
-func TestWriteBench(t *testing.T) {
-	rep := &Report{
-		Request:                 Pair{Rounds: []float64{1.5, 1.7, 1.6}},
-		RequestTombstones:       Pair{Rounds: []float64{1.8}},
-		Resume:                  Pair{Rounds: []float64{3}},
-		SSE:                     Pair{Rounds: []float64{2}},  // guard twice as slow: 0.5
-		Rewriter:                Pair{Rounds: []float64{20}}, // 20x slower than copy: 0.05, information only
-		RequestFloor:            Pair{Rounds: []float64{1.2}},
-		ResumeFloor:             Pair{Rounds: []float64{1.4}}, // missed
-		Unguarded:               Pair{Rounds: []float64{1.1}},
-		SSEFloor:                Pair{Rounds: []float64{1.1}}, // 0.909, within the floor's 1.15
-		UnguardedFloor:          Pair{Rounds: []float64{1.2}},
-		TombstonesFloor:         Pair{Rounds: []float64{1.1}},
-		TombstonesFloorOverhead: Pair{Rounds: []float64{2.2}},  // information only
-		RequestFloorOverhead:    Pair{Rounds: []float64{1.4}},  // information only
-		UnguardedFloorOverhead:  Pair{Rounds: []float64{1.05}}, // information only
-		ResumeFloorOverhead:     Pair{Rounds: []float64{2.5}},  // information only
-		SSEFloorOverhead:        Pair{Rounds: []float64{4}},    // information only: 0.25
-		V8Compile:               Pair{Rounds: []float64{2.5}},  // information only
-		WasmBytes:               1300, PassthroughWasmBytes: 1000,
-		MemoryAtFrom: 8 << 20, MemoryAtTo: 8<<20 + 1<<19,
-		PerSession:        SharedUsage{Bytes: 2600, Live: 10},
-		Churn:             SharedUsage{Bytes: 3 << 20},
-		EventIDBytesAdded: 4.75,
-		Elapsed:           time.Second,
-		V8: &V8Figures{ // information only
-			Request: Pair{Rounds: []float64{2.25}, ANs: []float64{6000}}, Unguarded: Pair{Rounds: []float64{1.5}},
-			Resume: Pair{Rounds: []float64{6}},
-			Calls:  map[string]map[string]float64{"request": {"proxy_get_header_map_pairs": 1, "proxy_get_shared_data_miss": 1}},
-			HostNs: map[string]float64{"exchange_empty": 100, "header_map_pairs": 500, "shared_data_miss": 300},
-		},
-	}
-	var b strings.Builder
-	if err := rep.WriteBench(&b); err != nil {
-		t.Fatal(err)
-	}
-	want := "BENCH request_overhead_ratio=1.600\n" +
-		"BENCH request_overhead_ratio_tombstones=1.800\n" +
-		"BENCH resume_overhead_ratio=3.000\n" +
-		"BENCH sse_throughput_ratio=0.500\n" +
-		"BENCH rewriter_memcpy_ratio=0.050\n" +
-		"BENCH request_floor_ratio=1.200\n" +
-		"BENCH resume_floor_ratio=1.400\n" +
-		"BENCH unguarded_overhead_ratio=1.100\n" +
-		"BENCH wasm_size_ratio=1.300\n" +
-		"BENCH v8_compile_ratio=2.500\n" +
-		"BENCH vm_memory_growth_mib=0.500\n" +
-		"BENCH shared_bytes_per_session=260\n" +
-		"BENCH shared_mib_after_churn=3.000\n" +
-		"BENCH sse_floor_ratio=0.909\n" +
-		"BENCH event_id_bytes_added=4.750\n" +
-		"BENCH v8_request_overhead_ratio=2.250\n" +
-		"BENCH v8_unguarded_overhead_ratio=1.500\n" +
-		"BENCH v8_resume_overhead_ratio=6.000\n" +
-		"BENCH v8_host_share_request=0.150\n" +
-		"BENCH unguarded_floor_ratio=1.200\n" +
-		"BENCH tombstones_floor_ratio=1.100\n" +
-		"BENCH tombstones_floor_overhead_ratio=2.200\n" +
-		"BENCH request_floor_overhead_ratio=1.400\n" +
-		"BENCH unguarded_floor_overhead_ratio=1.050\n" +
-		"BENCH resume_floor_overhead_ratio=2.500\n" +
-		"BENCH sse_floor_throughput_ratio=0.250\n"
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-	}
-	missed := rep.Figures().Missed()
-	if len(missed) != 1 || !strings.HasPrefix(missed[0], "resume_floor_ratio=") {
-		t.Errorf("missed = %q, want only the resume floor ratio", missed)
-	}
-	var text strings.Builder
-	if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), "MISSED: resume_floor_ratio") {
-		t.Errorf("text report: %v\n%s", err, text.String())
-	}
-}
 
 // TestMedian covers odd and even counts.
 func TestMedian(t *testing.T) {
@@ -94,6 +15,41 @@ func TestMedian(t *testing.T) {
 		if got := median(c.in); got != c.want {
 			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
 		}
+	}
+}
+
+// TestInterleaveIgnoresPreemptedBlocks runs interleave on a fake clock: A
+// costs 3 ns a unit and B 2, and one block in thirteen, on either side,
+// loses 5 µs (a preemption). The ratio, a median over quads of blocks, is
+// the true 1.5; whole rounds, which sum the slowed blocks, are not.
+func TestInterleaveIgnoresPreemptedBlocks(t *testing.T) {
+	now := time.Unix(0, 0)
+	defer func(c func() time.Time) { clock = c }(clock)
+	clock = func() time.Time { return now }
+	calls := 0
+	side := func(nsPerUnit int) workload {
+		return func(n int) (int64, error) {
+			calls++
+			d := time.Duration(n * nsPerUnit)
+			if calls%13 == 0 {
+				d += 5 * time.Microsecond
+			}
+			now = now.Add(d)
+			return int64(n), nil
+		}
+	}
+	p, err := interleave(side(3), side(2), 4000, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rounds) != 5 || len(p.AQuads) != 5*blocksPerRound/2 {
+		t.Fatalf("%d rounds, %d quads; want 5 and %d", len(p.Rounds), len(p.AQuads), 5*blocksPerRound/2)
+	}
+	if p.Ratio() != 1.5 || p.A() != 3 || p.B() != 2 {
+		t.Errorf("ratio %v, A %v ns, B %v ns; want 1.5, 3 and 2", p.Ratio(), p.A(), p.B())
+	}
+	if lo, hi := p.RoundRange(); lo == 1.5 && hi == 1.5 {
+		t.Errorf("whole rounds all at 1.5: no block was slowed, the test tests nothing")
 	}
 }
 
@@ -126,79 +82,112 @@ func TestSSEStreamShape(t *testing.T) {
 	}
 }
 
-// TestWasmSizeTarget: the guard's .wasm may be up to 1.8 times the
-// do-nothing plugin's (issue 17), not more.
-func TestWasmSizeTarget(t *testing.T) {
+// pair returns a measured Pair of ratio r (A = r × B ns per unit).
+func pair(r, bNs float64) Pair {
+	return Pair{AQuads: []float64{r * bNs}, BQuads: []float64{bNs}, Rounds: []float64{r}}
+}
+
+// budgetReport is a report every check of whose budget holds.
+func budgetReport() *Report {
+	r := &Report{
+		GuardName: "now", BaselineName: "1367a76", Wazero: Results{}, V8: &V8Run{Results: Results{}},
+		GrowthFrom: 200_000, GrowthTo: 400_000, MemoryAtFrom: 8 << 20, MemoryAtTo: 8 << 20,
+		WasmBytes: 4_146_551, Allocs: map[string]Allocs{},
+	}
+	for _, wl := range Workloads {
+		r.Wazero[budgetKey(wl)] = pair(1.0, 8000)
+		r.V8.Results[budgetKey(wl)] = pair(1.0, 2000)
+		r.Allocs[wl] = Allocs{}
+	}
+	return r
+}
+
+// TestBudget: each check holds at its limit and breaks just beyond it, and
+// a check that was not measured keeps the budget from holding.
+func TestBudget(t *testing.T) {
+	if ok, bad := budgetReport().BudgetHolds(); !ok {
+		t.Fatalf("the budget of a report within it does not hold: %q", bad)
+	}
 	for _, c := range []struct {
-		ratio  float64
-		missed bool
-	}{{1.2, false}, {1.79, false}, {1.8, false}, {1.81, true}} {
-		missed := Figures{WasmSizeRatio: c.ratio}.Missed()
-		got := slices.ContainsFunc(missed, func(m string) bool { return strings.HasPrefix(m, "wasm_size_ratio=") })
-		if got != c.missed {
-			t.Errorf("wasm_size_ratio=%v: missed %v, want %v (%q)", c.ratio, got, c.missed, missed)
+		name   string
+		change func(*Report)
+		want   string // the start of the one failure, "" for none
+	}{
+		{"V8 resume at the limit", func(r *Report) { r.V8.Results[budgetKey(WorkResume)] = pair(1.10, 2000) }, ""},
+		{"V8 resume beyond it", func(r *Report) { r.V8.Results[budgetKey(WorkResume)] = pair(1.11, 2000) }, "V8 resume ÷ baseline = 1.110"},
+		{"wazero SSE beyond it", func(r *Report) { r.Wazero[budgetKey(WorkSSE)] = pair(1.9, 10) }, "wazero sse ÷ baseline = 1.900"},
+		{"tombstoned compares the full tables", func(r *Report) {
+			r.Wazero[key{WorkTombstoned, modGuard, modBaseline}] = pair(2, 1)
+			r.Wazero[budgetKey(WorkTombstoned)] = pair(1.2, 9000)
+		}, "wazero tombstoned ÷ baseline = 1.200"},
+		{"memory grew 1 MiB", func(r *Report) { r.MemoryAtTo += 1 << 20 }, ""},
+		{"memory grew more", func(r *Report) { r.MemoryAtTo += 1<<20 + 1<<16 }, "guest memory growth, request 200000 → 400000 = 1.06 MiB"},
+		{".wasm at 4.5 MB", func(r *Report) { r.WasmBytes = 4_500_000 }, ""},
+		{".wasm beyond", func(r *Report) { r.WasmBytes = 4_500_001 }, ".wasm size = 4,500,001 bytes"},
+		{"resume allocates", func(r *Report) { r.Allocs[WorkResume] = Allocs{Bytes: 4e6} }, ""},
+		{"unguarded allocates", func(r *Report) { r.Allocs[WorkUnguarded] = Allocs{Bytes: 16} }, "heap allocated per 100,000 unguarded requests = 16 bytes"},
+		{"no node", func(r *Report) { r.V8 = nil }, "V8 guarded ÷ baseline not measured"},
+		{"no baseline", func(r *Report) { delete(r.Wazero, budgetKey(WorkGuarded)) }, "wazero guarded ÷ baseline not measured"},
+	} {
+		r := budgetReport()
+		c.change(r)
+		ok, bad := r.BudgetHolds()
+		switch {
+		case c.want == "" && !ok:
+			t.Errorf("%s: the budget does not hold: %q", c.name, bad)
+		case c.want != "" && (ok || !strings.HasPrefix(bad[0], c.want)):
+			t.Errorf("%s: failures %q, want the first to start %q", c.name, bad, c.want)
+		}
+		var text strings.Builder
+		if err := r.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		if verdict := "the budget holds\n"; (c.want == "") != strings.Contains(text.String(), verdict) {
+			t.Errorf("%s: the text's verdict is wrong:\n%s", c.name, text.String())
 		}
 	}
 }
 
-// TestOutOfReach: a figure against passthrough whose job's floor, in the
-// same run, misses the target as well is out of reach, not missed; where the
-// floor meets it, or was not measured, the guard's miss is a miss.
-func TestOutOfReach(t *testing.T) {
-	for _, c := range []struct {
-		name                     string
-		guard, floor             float64
-		missed, outOfReach, text string
-	}{
-		{"floor misses too", 2.8, 2.6, "", "request_overhead_ratio_tombstones=2.800 (target ≤ 2.500; the floor alone 2.600; tombstones_floor_ratio holds the guard)", "every other target holds"},
-		{"floor meets it", 2.8, 2.4, "request_overhead_ratio_tombstones=2.800 (target ≤ 2.500)", "", "MISSED: request_overhead_ratio_tombstones"},
-		{"floor at the target", 2.8, 2.5, "request_overhead_ratio_tombstones=2.800 (target ≤ 2.500)", "", "MISSED"},
-		{"floor not measured", 2.8, 0, "request_overhead_ratio_tombstones=2.800 (target ≤ 2.500)", "", "MISSED"},
-		{"guard meets it", 2.4, 2.6, "", "", "all targets hold"},
+// TestWriteTextCostTable: a run with the cost figures writes the table of
+// docs/performance.md, one row per figure, each cell measured.
+func TestWriteTextCostTable(t *testing.T) {
+	r := budgetReport()
+	r.Cost = true
+	for _, wl := range Workloads {
+		r.Wazero[costKey(wl)] = pair(2, 4000)
+		r.V8.Results[costKey(wl)] = pair(4.5, 500)
+	}
+	r.Wazero[costKey(WorkSSE)] = pair(6, 3)
+	r.V8.Results[costKey(WorkSSE)] = pair(4.5, 0.5)
+	r.V8.Results[key{gcWorkload, modGC1024, modPassthrough}] = pair(801, 500)
+	r.V8.MemoryBytes = map[string]int64{modGuard: 6 << 20}
+	r.V8.VMStartNs = map[string]float64{modGuard: 2e6, modPassthrough: 1e6}
+	r.V8Compile, r.V8CompileCPU = pair(2, 1e9), pair(2, 1.5e9)
+	r.PerSession = SharedUsage{Bytes: 13200, Live: 100}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| guarded request (× do-nothing plugin) | 2.25 µs (4.5×) | 8.00 µs (2.0×) |",
+		"| SSE, CPU per MB (× copy plugin) | 2.2 ms (444 MB/s; 4.5×) | 18.0 ms (56 MB/s; 6.0×) |",
+		"| a GC cycle inside the VM | 0.40 ms 1 MiB live | not measured |",
+		"| memory per VM (linear memory) | 6.0 MiB after its run | 8.0 MiB at request 400,000 of the mix |",
+		"| compile, once per module and push (×) | 3.00 s CPU, 2.00 s wall (2.0×) |",
+		"| .wasm (×) | 4,146,551 bytes (",
+		"| shared data per live session | — | 132 bytes |",
+		"the budget holds",
 	} {
-		f := Figures{RequestTombstonesRatio: c.guard, TombstonesFloorOverheadRatio: c.floor}
-		if got := strings.Join(f.Missed(), "|"); got != c.missed {
-			t.Errorf("%s: missed %q, want %q", c.name, got, c.missed)
-		}
-		if got := strings.Join(f.OutOfReach(), "|"); got != c.outOfReach {
-			t.Errorf("%s: out of reach %q, want %q", c.name, got, c.outOfReach)
-		}
-		rep := &Report{
-			RequestTombstones:       Pair{Rounds: []float64{c.guard}},
-			TombstonesFloorOverhead: Pair{Rounds: []float64{c.floor}},
-		}
-		var text strings.Builder
-		if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), c.text) {
-			t.Errorf("%s: text report lacks %q: %v\n%s", c.name, c.text, err, text.String())
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the text lacks %q:\n%s", want, b.String())
 		}
 	}
-	// Every figure against a baseline finds its own floor, whichever way
-	// its target points; a figure of 0 was not measured (a partial run)
-	// and is never missed.
-	for _, c := range []struct {
-		name               string
-		f                  Figures
-		missed, outOfReach string
-	}{
-		{"request", Figures{RequestOverheadRatio: 2.9, RequestFloorOverheadRatio: 2.7}, "",
-			"request_overhead_ratio=2.900 (target ≤ 2.500; the floor alone 2.700; request_floor_ratio holds the guard)"},
-		{"resume", Figures{ResumeOverheadRatio: 6.5, ResumeFloorOverheadRatio: 6.2}, "",
-			"resume_overhead_ratio=6.500 (target ≤ 6.000; the floor alone 6.200; resume_floor_ratio holds the guard)"},
-		{"unguarded", Figures{UnguardedOverheadRatio: 1.8, UnguardedFloorOverheadRatio: 1.7}, "",
-			"unguarded_overhead_ratio=1.800 (target ≤ 1.300; the floor alone 1.700; unguarded_floor_ratio holds the guard)"},
-		{"unguarded, floor within 1.3", Figures{UnguardedOverheadRatio: 1.8, UnguardedFloorOverheadRatio: 1.2},
-			"unguarded_overhead_ratio=1.800 (target ≤ 1.300)", ""},
-		{"SSE throughput, floor below 0.4", Figures{SSEThroughputRatio: 0.1, SSEFloorThroughputRatio: 0.08}, "",
-			"sse_throughput_ratio=0.100 (target ≥ 0.400; the floor alone 0.080; sse_floor_ratio holds the guard)"},
-		{"SSE throughput, floor above 0.4", Figures{SSEThroughputRatio: 0.1, SSEFloorThroughputRatio: 0.5},
-			"sse_throughput_ratio=0.100 (target ≥ 0.400)", ""},
-		{"nothing measured", Figures{}, "", ""},
-	} {
-		if got := strings.Join(c.f.Missed(), "|"); got != c.missed {
-			t.Errorf("%s: missed %q, want %q", c.name, got, c.missed)
-		}
-		if got := strings.Join(c.f.OutOfReach(), "|"); got != c.outOfReach {
-			t.Errorf("%s: out of reach %q, want %q", c.name, got, c.outOfReach)
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 4146551: "4,146,551", -1234: "-1,234"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -7,60 +7,53 @@ import (
 	"testing"
 )
 
-// TestV8Host runs the JS host (v8host.js) on a few exchanges so that it
-// cannot rot: RunV8 fails when the guard in V8 does not forward a resume's
-// cursor untagged or writes no record; the guard reads a guarded request's
-// headers with one map read there too, and every figure is produced.
+// TestV8Host runs the JS host (v8host.js) on a small plan so that it cannot
+// rot: every module starts, the guards do their work in V8 (runV8 fails
+// when a resume's cursor is not forwarded untagged or the last tombstoned
+// session is not refused), and every comparison yields its rounds.
 func TestV8Host(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node not on PATH")
 	}
+	w := testWasm(t)
 	o := QuickOptions()
-	o.Rounds, o.Requests, o.Sessions = 1, 200, 20
-	f, err := RunV8(context.Background(), testWasm(t), o)
+	o.Rounds, o.Requests, o.Sessions, o.Streams, o.StreamBytes, o.TombstoneMaxSessions = 1, 100, 20, 1, 64<<10, 40
+	p := newPlan(w, w.Guard, o, true)
+	run, err := p.runV8(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []struct {
-		name string
-		p    Pair
-	}{{"request", f.Request}, {"unguarded", f.Unguarded}, {"resume", f.Resume}} {
-		if w.p.Ratio() <= 0 || w.p.A() <= 0 {
-			t.Errorf("%s: no figure (%+v)", w.name, w.p)
+	for _, c := range p.comparisons {
+		if pr := run.Results[c.key]; pr.Ratio() <= 0 || pr.A() <= 0 {
+			t.Errorf("%v: no figure (%+v)", c.key, pr)
 		}
 	}
-	req := f.Calls["request"]
-	// :path alone first (whether the request is guarded), then the map.
-	if req["proxy_get_header_map_pairs"] != 1 || req["proxy_get_header_map_value"] > 1 || req["proxy_get_shared_data_miss"] != 1 {
-		t.Errorf("host calls per request %v, want one header map read, at most the :path value, and one shared-data miss", req)
+	if len(run.Results) != len(p.comparisons) {
+		t.Errorf("%d results for %d comparisons", len(run.Results), len(p.comparisons))
 	}
-	if res := f.Calls["resume"]; res["proxy_get_shared_data_hit"] < 1 || res["proxy_replace_header_map_value"] != 1 {
-		t.Errorf("host calls per resume %v, want a record read and the cursor replaced", res)
-	}
-	for _, k := range []string{"exchange_empty", "header_map_pairs", "shared_data_miss", "shared_data_hit"} {
-		if f.HostNs[k] <= 0 {
-			t.Errorf("host cost %s not measured (%v)", k, f.HostNs)
-		}
-	}
-	// A share from one short round on a busy machine is noise; only its
-	// presence is checked.
-	if s := f.HostShare("request", f.Request); s <= 0 {
-		t.Errorf("host share of a request %.3f, want above 0", s)
+	if run.VMStartNs[modGuard] <= 0 || run.VMStartNs[modPassthrough] <= 0 || run.MemoryBytes[modGuard] < 1<<20 {
+		t.Errorf("VM starts %v, memory %v", run.VMStartNs, run.MemoryBytes)
 	}
 }
 
 // TestParseV8 reads every kind of line and refuses what is not one.
 func TestParseV8(t *testing.T) {
-	f, err := parseV8([]byte("round request 200.5 100\ncalls request proxy_log 1.50\nhost exchange_empty 60.0\ncheck resume {\"header\":\"e-1\",\"local\":false,\"warnings\":0,\"shared_keys\":3}\n"))
+	run, checks, err := parseV8([]byte("start guard 2000000\n" +
+		"check guard/resume {\"header\":\"e-1\",\"local\":false,\"shared_keys\":3}\n" +
+		"round guarded guard passthrough 4.1 2000:500,2100:500,1950:500\n" +
+		"round guarded guard passthrough 4.0 2000:400\n" +
+		"memory guard 6291456\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Request.Ratio() != 2.005 || f.Calls["request"]["proxy_log"] != 1.5 || f.HostNs["exchange_empty"] != 60 ||
-		f.Checks["resume"].Header == nil || *f.Checks["resume"].Header != "e-1" || f.Checks["resume"].SharedKeys != 3 {
-		t.Errorf("parsed %+v", f)
+	p := run.Results[key{"guarded", "guard", "passthrough"}]
+	if p.Ratio() != 4.1 || len(p.Rounds) != 2 || p.A() != 2000 || p.B() != 500 || run.VMStartNs["guard"] != 2e6 || run.MemoryBytes["guard"] != 6<<20 ||
+		checks["guard/resume"].Header == nil || *checks["guard/resume"].Header != "e-1" || checks["guard/resume"].SharedKeys != 3 {
+		t.Errorf("parsed %+v, checks %+v", run, checks)
 	}
-	for _, bad := range []string{"round request 1", "round nosuch 1 2", "round request 1 0", "calls request 1.5", "host x y", "what 1 2", "check resume {"} {
-		if _, err := parseV8([]byte(bad + "\n")); err == nil || !strings.Contains(err.Error(), "unexpected line") {
+	for _, bad := range []string{"round guarded guard passthrough 1", "round guarded guard passthrough 1 1:0", "round g a b 1 1:2,x", "round g a b 1 1:2 3:4",
+		"start guard", "memory guard -1", "what 1 2", "check guard/resume {"} {
+		if _, _, err := parseV8([]byte(bad + "\n")); err == nil || !strings.Contains(err.Error(), "unexpected line") {
 			t.Errorf("%q: err %v", bad, err)
 		}
 	}

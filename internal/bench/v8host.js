@@ -7,15 +7,17 @@
 //
 //   node --no-liftoff --no-wasm-lazy-compilation v8host.js SPEC.json
 //
-// SPEC.json (written by v8.go): the two modules (a: the guard, b: the
-// passthrough plugin), their plugin configurations, the exchanges that seed
-// each host, the workloads and the run's size. It prints one line per
-// figure:
+// SPEC.json (written by v8.go): the modules, each started in its own VM
+// with its own shared data; the exchanges that seed them and the
+// tombstones to write; checks; the workloads; and the A/B comparisons to
+// run between modules. It prints one line per figure:
 //
-//   round NAME A_NS B_NS      ns per exchange of each side, one per round
-//   calls NAME IMPORT COUNT   host calls per exchange of side A
-//   host NAME NS              the host's own cost of one operation
-//   check NAME VALUE          what side A did to a check exchange
+//   start MODULE NS                       median ns of a VM start
+//   check MODULE/NAME JSON                what a module did to a check exchange
+//   round WORKLOAD A B RATIO QA:QB,..     A/B over a whole round, and each
+//                                         side's ns per unit in each ABBA quad
+//                                         of blocks
+//   memory MODULE BYTES                   linear memory at the end
 'use strict';
 const fs = require('fs');
 const crypto = require('crypto');
@@ -63,7 +65,6 @@ class Host {
     this.shared = new Map();
     this.nextCAS = 0;
     this.metrics = [];
-    this.calls = null; // import name -> count, while counting
     this.req = new HeaderMap();
     this.resp = new HeaderMap();
     this.body = null; // the response body chunk of the current callback
@@ -119,39 +120,32 @@ class Host {
     return OK;
   }
 
-  count(name) {
-    if (this.calls !== null) this.calls[name] = (this.calls[name] || 0) + 1;
-  }
-
   functions() {
     const h = this;
     const live = () => { if (h.u8.byteLength === 0) h.refresh(); };
     const hmap = (t) => (t === 0 ? h.req : t === 2 ? h.resp : null);
     return {
       env: {
-        proxy_log(level, p, n) { h.count('proxy_log'); if (level >= 3) h.warnings++; return OK; },
+        proxy_log(level, p, n) { if (level >= 3) h.warnings++; return OK; },
         // Envoy's default level, info: debug lines are dropped.
-        proxy_get_log_level(retLevel) { h.count('proxy_get_log_level'); live(); h.dv.setUint32(retLevel, 2, true); return OK; },
-        proxy_set_effective_context() { h.count('proxy_set_effective_context'); return OK; },
+        proxy_get_log_level(retLevel) { live(); h.dv.setUint32(retLevel, 2, true); return OK; },
+        proxy_set_effective_context() { return OK; },
         proxy_get_property(p, n, retPtr, retSize) {
-          h.count('proxy_get_property');
           live();
           // "response\0flags": no response flag (a clean end).
           if (n === 14 && h.buf.latin1Slice(p, p + n) === 'response\0flags') return h.ret(ZERO8, retPtr, retSize);
           return NOT_FOUND;
         },
-        proxy_send_local_response() { h.count('proxy_send_local_response'); h.local = true; return OK; },
+        proxy_send_local_response() { h.local = true; return OK; },
         proxy_get_shared_data(kp, kn, retPtr, retSize, casPtr) {
           live();
           const e = h.shared.get(h.buf.latin1Slice(kp, kp + kn));
-          if (e === undefined) { h.count('proxy_get_shared_data_miss'); return NOT_FOUND; }
-          h.count('proxy_get_shared_data_hit');
+          if (e === undefined) return NOT_FOUND;
           h.ret(e.v, retPtr, retSize);
           h.dv.setUint32(casPtr, e.cas, true);
           return OK;
         },
         proxy_set_shared_data(kp, kn, vp, vn, cas) {
-          h.count('proxy_set_shared_data');
           live();
           const key = h.buf.latin1Slice(kp, kp + kn);
           const e = h.shared.get(key);
@@ -163,7 +157,6 @@ class Host {
           return OK;
         },
         proxy_get_header_map_value(t, kp, kn, retPtr, retSize) {
-          h.count('proxy_get_header_map_value');
           live();
           const m = hmap(t);
           const i = m === null ? -1 : m.find(h.u8, kp, kn);
@@ -171,7 +164,6 @@ class Host {
           return h.ret(m.v[i], retPtr, retSize);
         },
         proxy_get_header_map_pairs(t, retPtr, retSize) {
-          h.count('proxy_get_header_map_pairs');
           const m = hmap(t);
           if (m === null) return BAD_ARGUMENT;
           if (m.n === 0) { live(); h.dv.setUint32(retPtr, 0, true); h.dv.setUint32(retSize, 0, true); return OK; }
@@ -196,7 +188,6 @@ class Host {
         },
         proxy_get_header_map_size(t, retSize) {
           // Envoy's HeaderMap::byteSize: the key and value bytes.
-          h.count('proxy_get_header_map_size');
           live();
           const m = hmap(t);
           if (m === null) return BAD_ARGUMENT;
@@ -206,7 +197,6 @@ class Host {
           return OK;
         },
         proxy_replace_header_map_value(t, kp, kn, vp, vn) {
-          h.count('proxy_replace_header_map_value');
           live();
           const m = hmap(t);
           if (m === null) return BAD_ARGUMENT;
@@ -217,7 +207,6 @@ class Host {
           return OK;
         },
         proxy_remove_header_map_value(t, kp, kn) {
-          h.count('proxy_remove_header_map_value');
           live();
           const m = hmap(t);
           if (m === null) return BAD_ARGUMENT;
@@ -227,7 +216,6 @@ class Host {
           return OK;
         },
         proxy_get_buffer_bytes(t, start, len, retPtr, retSize) {
-          h.count('proxy_get_buffer_bytes');
           live();
           let b = null;
           if (t === h.cfgType) b = t === BUF_PLUGIN_CONFIG ? h.config : EMPTY;
@@ -236,7 +224,6 @@ class Host {
           return h.ret(b.subarray(start, start + len), retPtr, retSize);
         },
         proxy_set_buffer_bytes(t, start, len, p, n) {
-          h.count('proxy_set_buffer_bytes');
           live();
           if (t !== BUF_RESPONSE_BODY || h.body === null) return BAD_ARGUMENT;
           h.bodyOut = h.u8.slice(p, p + n);
@@ -249,7 +236,6 @@ class Host {
           return OK;
         },
         proxy_increment_metric(id, delta) {
-          h.count('proxy_increment_metric');
           h.metrics[id - 1] += Number(delta);
           return OK;
         },
@@ -262,7 +248,6 @@ class Host {
         environ_get() { return 0; },
         environ_sizes_get(a, b) { live(); h.dv.setUint32(a, 0, true); h.dv.setUint32(b, 0, true); return 0; },
         clock_time_get(id, precision, retPtr) {
-          h.count('clock_time_get');
           live();
           let ns;
           if (id === 0) ns = Date.now() * 1e6;
@@ -328,18 +313,27 @@ class Host {
 const ZERO8 = new Uint8Array(8);
 const EMPTY = new Uint8Array(0);
 
-function exchange(e) {
-  return { req: template(e.req), resp: e.resp ? template(e.resp) : null, body: (e.body || []).map(latin1) };
+// exchange converts an exchange of the spec into the host's form; a body
+// named by body_ref is shared (converted once).
+function exchange(e, bodies, i) {
+  const sub = (pairs) => (i === undefined ? pairs : pairs.map(([k, v]) => [k, v.replaceAll('{i}', String(i))]));
+  return {
+    req: template(sub(e.req)),
+    resp: e.resp ? template(sub(e.resp)) : null,
+    body: e.body_ref ? bodies[e.body_ref] : (e.body || []).map(latin1),
+  };
 }
 
-// cycle returns a function that runs n exchanges of xs round-robin.
-function cycle(h, xs) {
+// cycle returns a function that runs n exchanges of xs round-robin and
+// returns their units.
+function cycle(h, xs, unit) {
   let next = 0;
   return (n) => {
     for (let i = 0; i < n; i++) {
       h.run(xs[next]);
       if (++next === xs.length) next = 0;
     }
+    return n * unit;
   };
 }
 
@@ -347,92 +341,73 @@ const now = () => process.hrtime.bigint();
 
 // interleave runs a and b alternately in ABBA blocks of n/blocks
 // operations, rounds+1 times (the first round warms up and is not counted),
-// as internal/bench/timing.go's interleave does, and returns the ns per
-// operation of each side per round.
+// as internal/bench/timing.go's interleave does: per round, A/B over the
+// round and each side's ns per unit in each quad of blocks.
 function interleave(a, b, n, rounds, blocks) {
   const block = Math.max(Math.floor(n / blocks), 1);
   const out = [];
+  const time = (f, ops) => { const t = now(); const u = f(ops); return [Number(now() - t), u]; };
   for (let r = -1; r < rounds; r++) {
-    let an = 0n, bn = 0n;
+    const round = [0, 0, 0, 0], quad = [0, 0, 0, 0], quads = [];
     for (let done = 0, i = 0; done < n; i++) {
       const ops = Math.min(block, n - done);
       done += ops;
-      const first = i % 2 === 0 ? a : b;
-      const second = i % 2 === 0 ? b : a;
-      const t0 = now(); first(ops);
-      const t1 = now(); second(ops);
-      const t2 = now();
-      if (i % 2 === 0) { an += t1 - t0; bn += t2 - t1; } else { bn += t1 - t0; an += t2 - t1; }
+      let at, au, bt, bu;
+      if (i % 2 === 0) { [at, au] = time(a, ops); [bt, bu] = time(b, ops); }
+      else { [bt, bu] = time(b, ops); [at, au] = time(a, ops); }
+      for (const s of [round, quad]) { s[0] += at; s[1] += au; s[2] += bt; s[3] += bu; }
+      if (i % 2 === 1 || done === n) {
+        quads.push((quad[0] / quad[1]).toFixed(3) + ':' + (quad[2] / quad[3]).toFixed(3));
+        quad.fill(0);
+      }
     }
-    if (r >= 0) out.push([Number(an) / n, Number(bn) / n]);
+    if (r >= 0) out.push([(round[0] / round[1]) / (round[2] / round[3]), quads]);
   }
   return out;
 }
 
-// timeOp returns the median ns per call of f over rounds of n calls.
-function timeOp(f, n, rounds) {
-  const xs = [];
-  for (let r = -1; r < rounds; r++) {
-    const t0 = now();
-    for (let i = 0; i < n; i++) f();
-    const ns = Number(now() - t0) / n;
-    if (r >= 0) xs.push(ns);
-  }
-  xs.sort((p, q) => p - q);
-  return xs[xs.length >> 1];
-}
-
-// hostCosts measures what the host's own calls cost: the exchange loop
-// around empty callbacks (every export a no-op), and the data-returning
-// calls a guarded request makes, each called from JS with the guest's
-// allocator replaced by a fixed address (the allocator is guest code: the
-// guard's figures count it, this one does not). It runs last: it writes
-// into the top of guest memory, which the guest may own.
-function hostCosts(h, x, spec) {
-  const n = Math.max(spec.requests, 20000), rounds = Math.max(spec.rounds, 5);
-  const empty = Object.create(h);
-  const nop = () => 0;
-  empty.x = {};
-  for (const name of Object.keys(h.x)) empty.x[name] = nop;
-  console.log('host exchange_empty ' + timeOp(() => empty.run(x), n, rounds).toFixed(1));
-  h.refresh();
-  const top = h.u8.length - 4096, out = top + 2048, key = top + 2048 + 64;
-  h.alloc = () => top;
-  const env = h.functions().env;
-  h.req.reset(x.req);
-  console.log('host header_map_pairs ' + timeOp(() => env.proxy_get_header_map_pairs(0, out, out + 4), n, rounds).toFixed(1));
-  h.u8.set(latin1('mcp-resume-guard/v2/10000/b/1234'), key);
-  console.log('host shared_data_miss ' + timeOp(() => env.proxy_get_shared_data(key, 32, out, out + 4, out + 8), n, rounds).toFixed(1));
-  const [hit] = h.shared.keys();
-  if (hit !== undefined) {
-    h.u8.set(latin1(hit), key);
-    console.log('host shared_data_hit ' + timeOp(() => env.proxy_get_shared_data(key, hit.length, out, out + 4, out + 8), n, rounds).toFixed(1));
-  }
-}
-
 function main() {
   const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-  const a = new Host(new WebAssembly.Module(fs.readFileSync(spec.a)), spec.a_config);
-  const b = new Host(new WebAssembly.Module(fs.readFileSync(spec.b)), spec.b_config);
-  const seed = spec.seed.map(exchange);
-  for (const h of [a, b]) for (const x of seed) h.run(x);
-  for (const c of spec.checks || []) {
-    const x = exchange(c.exchange);
-    a.run(x);
-    console.log('check ' + c.name + ' ' + JSON.stringify({ header: a.req.value(c.header), local: a.local, warnings: a.warnings, shared_keys: a.shared.size }));
-  }
-  for (const w of spec.workloads) {
-    const xs = w.exchanges.map(exchange);
-    const ra = cycle(a, xs), rb = cycle(b, xs);
-    a.calls = {};
-    ra(xs.length);
-    for (const [name, c] of Object.entries(a.calls)) console.log('calls ' + w.name + ' ' + name + ' ' + (c / xs.length).toFixed(2));
-    a.calls = null;
-    for (const [an, bn] of interleave(ra, rb, spec.requests, spec.rounds, spec.blocks)) {
-      console.log('round ' + w.name + ' ' + an.toFixed(1) + ' ' + bn.toFixed(1));
+  const bodies = {};
+  for (const [name, chunks] of Object.entries(spec.bodies || {})) bodies[name] = chunks.map(latin1);
+  const seed = (spec.seed || []).map((e) => exchange(e, bodies));
+  const hosts = {};
+  for (const m of spec.modules) {
+    const mod = new WebAssembly.Module(fs.readFileSync(m.path));
+    // The first start is not counted; the host kept is the last one.
+    const starts = [];
+    let h;
+    for (let i = -1; i < Math.max(m.starts, 0); i++) {
+      const t = now();
+      h = new Host(mod, m.config);
+      if (i >= 0) starts.push(Number(now() - t));
+    }
+    hosts[m.name] = h;
+    if (starts.length > 0) {
+      starts.sort((p, q) => p - q);
+      console.log('start ' + m.name + ' ' + starts[starts.length >> 1]);
+    }
+    if (!m.seed) continue;
+    for (const x of seed) h.run(x);
+    for (let i = 0; i < m.tombstones; i++) {
+      for (const e of spec.tombstone) h.run(exchange(e, bodies, i));
     }
   }
-  hostCosts(a, exchange(spec.workloads[0].exchanges[0]), spec);
+  for (const c of spec.checks || []) {
+    const h = hosts[c.module];
+    const x = exchange(c.exchange, bodies);
+    h.run(x);
+    console.log('check ' + c.module + '/' + c.name + ' ' + JSON.stringify({ header: h.req.value(c.header), local: h.local, shared_keys: h.shared.size }));
+  }
+  const work = {};
+  for (const [name, w] of Object.entries(spec.workloads)) work[name] = { xs: w.exchanges.map((e) => exchange(e, bodies)), unit: w.unit };
+  for (const c of spec.comparisons) {
+    const w = work[c.workload];
+    for (const [ratio, quads] of interleave(cycle(hosts[c.a], w.xs, w.unit), cycle(hosts[c.b], w.xs, w.unit), c.n, spec.rounds, spec.blocks)) {
+      console.log('round ' + c.workload + ' ' + c.a + ' ' + c.b + ' ' + ratio.toFixed(4) + ' ' + quads.join(','));
+    }
+  }
+  for (const [name, h] of Object.entries(hosts)) console.log('memory ' + name + ' ' + h.mem.buffer.byteLength);
 }
 
 main();
