@@ -56,32 +56,11 @@ func BenchmarkClassify(b *testing.B) {
 	}
 }
 
-// BenchmarkRewriteLastIDOnly measures the rewriter in the mode the plugin
-// runs it in: only the last event with an ID of each call is classified.
-func BenchmarkRewriteLastIDOnly(b *testing.B) {
-	r := NewRewriter(cursor.TransportSSE, 0)
-	r.ClassifyLastIDOnly(true)
-	dst := make([]byte, 0, 32<<10)
-	pass := func() {
-		r.Reset(cursor.TransportSSE, 0)
-		for _, c := range benchStream {
-			dst, _ = r.Rewrite(dst[:0], c, false)
-		}
-	}
-	pass()
-	b.SetBytes(streamBytes(benchStream))
-	b.ReportAllocs()
-	for b.Loop() {
-		pass()
-	}
-}
-
-// BenchmarkRewriteMint is BenchmarkRewriteLastIDOnly while minting, as the
-// plugin runs it with mint_cursors: every event with an ID is classified and
-// its id line moved. It reports the bytes added per event ID.
+// BenchmarkRewriteMint is BenchmarkRewrite while minting, as the plugin runs
+// it with mint_cursors: each event's id line is moved and its value minted.
+// It reports the bytes added per event ID.
 func BenchmarkRewriteMint(b *testing.B) {
 	r := NewRewriter(cursor.TransportSSE, 0)
-	r.ClassifyLastIDOnly(true)
 	r.SetMint(true)
 	dst := make([]byte, 0, 32<<10)
 	var added, ids int
@@ -103,13 +82,12 @@ func BenchmarkRewriteMint(b *testing.B) {
 	b.ReportMetric(float64(added)/float64(ids), "B/id")
 }
 
-// BenchmarkRewriteFreshChunks is BenchmarkRewriteLastIDOnly with every
-// chunk in a newly allocated buffer, as the plugin gets them from the host:
+// BenchmarkRewriteFreshChunks is BenchmarkRewrite with every chunk in a
+// newly allocated buffer, as the plugin gets them from the host:
 // the garbage keeps GC cycles, and their write barriers, running. Compare it
 // with BenchmarkCopyFreshChunks, most usefully compiled to Wasm.
 func BenchmarkRewriteFreshChunks(b *testing.B) {
 	r := NewRewriter(cursor.TransportSSE, 0)
-	r.ClassifyLastIDOnly(true)
 	dst := make([]byte, 0, 32<<10)
 	b.SetBytes(streamBytes(benchStream))
 	for b.Loop() {

@@ -62,12 +62,6 @@ func (m jsonMember) seen(text []byte, cut int) bool {
 // len(text)), decided by encoding/json on the whole of text, which must be
 // valid JSON.
 func oracleKind(t testing.TB, text []byte, cut int) cursor.EventKind {
-	return oracleMessage(t, text, cut, oracleObject)
-}
-
-// oracleMessage is oracleKind with its objects (top-level or in a batch)
-// classified by object.
-func oracleMessage(t testing.TB, text []byte, cut int, object func(t testing.TB, obj []byte, cut int, truncated bool) cursor.EventKind) cursor.EventKind {
 	i := bytes.IndexFunc(text, func(r rune) bool { return !strings.ContainsRune(" \t\r\n", r) })
 	if i < 0 || i >= cut {
 		return cursor.KindOther
@@ -76,7 +70,7 @@ func oracleMessage(t testing.TB, text []byte, cut int, object func(t testing.TB,
 	text, cut = text[i:], cut-i
 	switch text[0] {
 	case '{':
-		return object(t, text, cut, truncated)
+		return oracleObject(t, text, cut, truncated)
 	case '[':
 		if truncated {
 			return cursor.KindResponse // an unseen element may be a result
@@ -85,7 +79,7 @@ func oracleMessage(t testing.TB, text []byte, cut int, object func(t testing.TB,
 		for n, m := range members(t, text) {
 			k := cursor.KindOther
 			if text[m.start] == '{' {
-				k = object(t, text[m.start:m.end], m.end-m.start, false)
+				k = oracleObject(t, text[m.start:m.end], m.end-m.start, false)
 			}
 			if n == 0 {
 				kind = k
@@ -105,17 +99,10 @@ func oracleMessage(t testing.TB, text []byte, cut int, object func(t testing.TB,
 
 // oracleObject classifies the JSON-RPC message obj[:cut] (obj a whole
 // object) as Classify must; truncated reports that the data goes on after
-// the cut.
+// the cut. The members seen in obj[:cut] are read in order, up to "result"
+// or "error"; without either, "method" makes a request (with "id") or a
+// notification, and "id" or a cut object a response.
 func oracleObject(t testing.TB, obj []byte, cut int, truncated bool) cursor.EventKind {
-	return oracleMembers(t, obj, cut, truncated, false)
-}
-
-// oracleMembers is the one reading of an object's members both oracles
-// share: members seen in obj[:cut], in order, up to "result" or "error"
-// (and, when methodDecides, as ResponseKind reads, "method": not a response,
-// KindOther). Without a decisive key, "method" makes a request (with "id")
-// or a notification, and "id" or a cut object a response.
-func oracleMembers(t testing.TB, obj []byte, cut int, truncated, methodDecides bool) cursor.EventKind {
 	var method, id bool
 	for _, m := range members(t, obj) {
 		if !m.seen(obj, cut) {
@@ -127,9 +114,6 @@ func oracleMembers(t testing.TB, obj []byte, cut int, truncated, methodDecides b
 		case "error":
 			return cursor.KindError
 		case "method":
-			if methodDecides {
-				return cursor.KindOther
-			}
 			method = true
 		case "id":
 			id = true
@@ -169,25 +153,12 @@ func checkOracle(t *testing.T, text []byte) {
 	}
 }
 
-// kindSeeds are the events both kind fuzz targets (FuzzClassify,
-// FuzzResponseKind) start from: the SDKs' layouts, batches, escapes and
-// cuts inside a string.
+// kindSeeds are the events FuzzClassify starts from: the SDKs' layouts,
+// batches, escapes, cuts inside a string, and "method" before "result".
 var kindSeeds = []string{respJSON, notifJSON, reqJSON, "[" + respJSON + "," + notifJSON + "]", `{"a":[{"b":"\"`, "[[[[", `{"id":`,
 	goNilResult, goError, tsResult, tsNotification, pyNotification, "[" + goError + "," + goNotification + "]",
-	`{"r\u0065sult":1}`, `{"method":"x","params":{"result":1},"id":"\"\\"}`}
-
-// fuzzedEvent is a kind fuzz target's input: the whole data checked by
-// check against its oracle when it is valid JSON (encoding/json decides),
-// then cut at cut; it returns the data classified and whether it was cut.
-func fuzzedEvent(t *testing.T, data []byte, cut uint16, check func(*testing.T, []byte)) ([]byte, bool) {
-	if json.Valid(data) {
-		check(t, data)
-	}
-	if int(cut) < len(data) {
-		return data[:cut], true
-	}
-	return data, false
-}
+	`{"r\u0065sult":1}`, `{"method":"x","params":{"result":1},"id":"\"\\"}`,
+	`{"method":"x","result":1}`, `[{"method":"x","error":1},{"id":2,"method":"y"}]`}
 
 // FuzzClassify checks that any data prefix, cut anywhere, classifies
 // without panicking, that a non-message event type is never a JSON-RPC
@@ -198,7 +169,13 @@ func FuzzClassify(f *testing.F) {
 		f.Add([]byte(s), uint16(len(s)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
-		data, truncated := fuzzedEvent(t, data, cut, checkOracle)
+		if json.Valid(data) {
+			checkOracle(t, data)
+		}
+		truncated := int(cut) < len(data)
+		if truncated {
+			data = data[:cut]
+		}
 		k := Classify(nil, data, truncated)
 		if k == cursor.KindPriming || k > cursor.KindError {
 			t.Fatalf("Classify(%q) = %v", data, k)

@@ -31,15 +31,15 @@ const (
 var bigResult = `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + strings.Repeat("z", 600)
 
 // kindCase is an event of the classification table: what Classify makes of
-// it. TestResponseKind derives ResponseKind's answer from the same table.
+// it.
 type kindCase struct {
 	name      string
 	typ, data string
 	truncated bool
-	want      cursor.EventKind // Classify's
+	want      cursor.EventKind
 }
 
-// kindCases is the one table both classifiers are tested on.
+// kindCases is the table Classify is tested on.
 var kindCases = []kindCase{
 	{"Go result", "", goResult, false, cursor.KindResponse},
 	{"Go nil result (neither result nor error)", "", goNilResult, false, cursor.KindResponse},
@@ -218,9 +218,9 @@ func TestClassifyEveryPrefix(t *testing.T) {
 	}
 }
 
-// TestKindsDoNotAllocate: Classify and ResponseKind run on every data event
-// of a stream and allocate nothing, whatever the event holds.
-func TestKindsDoNotAllocate(t *testing.T) {
+// TestClassifyDoesNotAllocate: Classify runs on every event of a stream and
+// allocates nothing, whatever the event holds.
+func TestClassifyDoesNotAllocate(t *testing.T) {
 	inputs := [][]byte{
 		[]byte(respJSON), []byte(notifJSON), []byte(reqJSON),
 		[]byte(goResult), []byte(goNilResult), []byte(goError), []byte(goNotification), []byte(goRequest),
@@ -231,19 +231,14 @@ func TestKindsDoNotAllocate(t *testing.T) {
 		[]byte(`{"jsonrpc":"2.0","id":1,"re`),
 		[]byte(`{"jsonrpc":"2.0","method":"n","params":{"data":"` + strings.Repeat("q", DataPrefixBytes)),
 	}
-	for _, fn := range []struct {
-		name string
-		kind func(eventType, data []byte, truncated bool) cursor.EventKind
-	}{{"Classify", Classify}, {"ResponseKind", ResponseKind}} {
-		message := []byte("message") // through a func value it would escape
-		allocs := testing.AllocsPerRun(100, func() {
-			for _, in := range inputs {
-				fn.kind(nil, in, true)
-				fn.kind(message, in, false)
-			}
-		})
-		if allocs != 0 {
-			t.Errorf("%s allocates %v times per run", fn.name, allocs)
+	message := []byte("message")
+	allocs := testing.AllocsPerRun(100, func() {
+		for _, in := range inputs {
+			Classify(nil, in, true)
+			Classify(message, in, false)
 		}
+	})
+	if allocs != 0 {
+		t.Errorf("Classify allocates %v times per run", allocs)
 	}
 }

@@ -14,9 +14,9 @@
 //
 //	chunk → line ends     → field          → event                 → kind
 //	        lines.go        field.go         event.go, idline.go     classify.go
-//	        LF, CRLF, CR,   data/event/id by data kept ≤512 B; id    Classify,
-//	        "\r|\n" across  first bytes, or  line tagged in place,   ResponseKind
-//	        chunks, BOM     byte by byte     or held and minted
+//	        LF, CRLF, CR,   data/event/id by data kept ≤512 B; id    Classify, for
+//	        "\r|\n" across  first bytes, or  line tagged in place,   Events and the
+//	        chunks, BOM     byte by byte     or held and minted      minted cursor
 //	                        when cut         at dispatch; end.go:
 //	                                         end of stream, overflow
 //

@@ -75,7 +75,7 @@ func (r *Rewriter) eosIDValue() ([]byte, bool) {
 	return r.hold[r.idValue:], true
 }
 
-// eosKind is the kind a minted cursor needs of the event the stream leaves
+// eosKind is the kind (Classify) a minted cursor needs of the event the stream leaves
 // unterminated, from its type and data so far (a last data line counts,
 // terminated or not, as the Go SDK's reader counts it).
 func (r *Rewriter) eosKind() cursor.EventKind {
@@ -86,7 +86,7 @@ func (r *Rewriter) eosKind() cursor.EventKind {
 	if limit := r.dataLimit(); len(data) > limit {
 		data, truncated = data[:limit], true
 	}
-	return r.memo.responseKind(r.evType.buf, data, truncated)
+	return Classify(r.evType.buf, data, truncated)
 }
 
 // eosLineStart ends, at the end of the stream, what the output ends with so

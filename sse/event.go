@@ -41,8 +41,8 @@ type Event struct {
 
 // dispatch ends the current event at an empty line: it is reported when it
 // carried an id or data, and the per-event state is cleared either way.
-// While an id line is held (minting), it returns the kind its cursor needs,
-// ResponseKind's; else KindOther.
+// It returns the event's kind (KindOther when none was reported), which a
+// held id line's cursor takes (minting).
 func (r *Rewriter) dispatch() (mint cursor.EventKind) {
 	mint = cursor.KindOther
 	if r.hasID || r.hasData {
@@ -77,20 +77,8 @@ func (r *Rewriter) dispatch() (mint cursor.EventKind) {
 		}
 		ev.ID = r.valueBytes(&r.id)
 		ev.Type = r.valueBytes(&r.evType)
-		ev.Kind = cursor.KindOther
-		if !r.lastIDOnly {
-			ev.Kind = kindOf(ev.HasID, ev.Type, ev.Data, ev.Truncated)
-		}
-		if r.pend.on {
-			// A held id line needs to know whether its event is a
-			// response, for its cursor; the stream tail's kind, when
-			// lastIDOnly, is Classify's, of the call's last event with an
-			// ID only (classifyLastID).
-			mint = r.memo.responseKind(ev.Type, ev.Data, ev.Truncated)
-		}
-		if ev.HasID {
-			r.lastIDMint = mint
-		}
+		ev.Kind = kindOf(ev.HasID, ev.Type, ev.Data, ev.Truncated)
+		mint = ev.Kind // one classifier for the cursor and the stream tail
 		if r.minting && ev.HasID && !r.pend.on {
 			// An ID that went out in place (dispatchHeld records a held
 			// one after minting it).
@@ -155,26 +143,6 @@ func kindOf(hasID bool, evType, data []byte, truncated bool) cursor.EventKind {
 		return cursor.KindPriming
 	}
 	return Classify(evType, data, truncated)
-}
-
-// classifyLastID classifies the last event of this call that carries an
-// ID (ClassifyLastIDOnly); its Type and Data are exactly what dispatch
-// would have classified.
-//
-// When minting already found it a response, that is Classify's answer too
-// (ResponseKind says "response" only where Classify does: FuzzResponseKind
-// holds them to it), and the data is not parsed a second time.
-func (r *Rewriter) classifyLastID() {
-	for i := len(r.events) - 1; i >= 0; i-- {
-		if ev := &r.events[i]; ev.HasID {
-			if r.lastIDMint == cursor.KindResponse {
-				ev.Kind = cursor.KindResponse
-			} else {
-				ev.Kind = kindOf(true, ev.Type, ev.Data, ev.Truncated)
-			}
-			return
-		}
-	}
 }
 
 // Assembling an event: data and event lines fill the event being built, an

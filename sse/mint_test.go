@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
@@ -243,10 +244,9 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 
 // mintRewriter returns a minting Rewriter for a stream resumed after prev
 // (none if empty).
-func mintRewriter(tr cursor.Transport, maxLine int, prev string, lastIDOnly bool) *Rewriter {
+func mintRewriter(tr cursor.Transport, maxLine int, prev string) *Rewriter {
 	r := NewRewriter(tr, maxLine)
 	r.SetMint(true)
-	r.ClassifyLastIDOnly(lastIDOnly)
 	if prev != "" {
 		r.Resume([]byte(prev))
 	}
@@ -260,7 +260,7 @@ func mintRewriter(tr cursor.Transport, maxLine int, prev string, lastIDOnly bool
 func checkMint(t testing.TB, tr cursor.Transport, maxLine int, prev string, chunks [][]byte) {
 	t.Helper()
 	in := bytes.Join(chunks, nil)
-	out, evs, tagged, overflowed := feed(t, mintRewriter(tr, maxLine, prev, false), chunks)
+	out, evs, tagged, overflowed := feed(t, mintRewriter(tr, maxLine, prev), chunks)
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
@@ -465,7 +465,7 @@ func TestMintSDKLayouts(t *testing.T) {
 	}
 	// Byte for byte: nothing moves when id already ends the event.
 	in := sdkStreams[5].in
-	out, _, _, _ := feed(t, mintRewriter(cursor.TransportHTTP, 0, "", false), [][]byte{[]byte(in)})
+	out, _, _, _ := feed(t, mintRewriter(cursor.TransportHTTP, 0, ""), [][]byte{[]byte(in)})
 	want := "data: \nid: http:0\n\ndata: " + notifJSON + "\nid: http:2/1\n\ndata: " + respJSON + "\nid: http:~1r3.0.3/12/1\n\n"
 	if string(out) != want {
 		t.Fatalf("rust layout:\noutput %q\nwant   %q", out, want)
@@ -720,41 +720,50 @@ func TestSetMint(t *testing.T) {
 	}
 }
 
-// TestMintDoesNotAllocate is TestRewriteDoesNotAllocate while minting, in
-// the plugin's mode and with every event classified.
+// TestMintDoesNotAllocate is TestRewriteDoesNotAllocate while minting.
 func TestMintDoesNotAllocate(t *testing.T) {
 	chunks := chunked(mcpStream(2000), 16<<10)
-	for _, lastIDOnly := range []bool{true, false} {
-		r := mintRewriter(cursor.TransportSSE, 0, "", lastIDOnly)
-		dst := make([]byte, 0, 64<<10)
-		pass := func() {
-			r.Reset(cursor.TransportSSE, 0)
-			r.Resume([]byte("e-1"))
-			for _, c := range chunks {
-				dst, _ = r.Rewrite(dst[:0], c, false)
-			}
+	r := mintRewriter(cursor.TransportSSE, 0, "")
+	dst := make([]byte, 0, 64<<10)
+	pass := func() {
+		r.Reset(cursor.TransportSSE, 0)
+		r.Resume([]byte("e-1"))
+		for _, c := range chunks {
+			dst, _ = r.Rewrite(dst[:0], c, false)
 		}
-		pass()
-		if allocs := testing.AllocsPerRun(5, pass); allocs != 0 {
-			t.Fatalf("lastIDOnly=%v: minting allocates %v times per pass over %d chunks", lastIDOnly, allocs, len(chunks))
-		}
+	}
+	pass()
+	if allocs := testing.AllocsPerRun(5, pass); allocs != 0 {
+		t.Fatalf("minting allocates %v times per pass over %d chunks", allocs, len(chunks))
 	}
 }
 
-// TestMintMCPStream checks typical traffic in chunks of several sizes, and
-// that the plugin's mode (ClassifyLastIDOnly) gives the same bytes and
-// events, each call's last event with an ID its kind (every other event
-// KindOther).
+// TestMintMCPStream checks typical traffic in chunks of several sizes.
 func TestMintMCPStream(t *testing.T) {
 	in := mcpStream(300)
 	for _, size := range []int{16 << 10, 4096, 1000, 333, 17} {
-		chunks := chunked(in, size)
-		checkMint(t, cursor.TransportHTTP, 0, "", chunks)
-		full, _, _, _ := feed(t, mintRewriter(cursor.TransportHTTP, 0, "", false), chunks)
-		if lazy, _, _, _ := feed(t, mintRewriter(cursor.TransportHTTP, 0, "", true), chunks); !bytes.Equal(full, lazy) {
-			t.Fatalf("size %d: ClassifyLastIDOnly changed the output", size)
+		checkMint(t, cursor.TransportHTTP, 0, "", chunked(in, size))
+	}
+}
+
+// TestMintMethodBeforeResult pins that a minted cursor's kind is the event's
+// Kind, one classifier for both: an object with "method" before "result" or
+// "error" (not valid JSON-RPC) is a response to Classify, the safe side, so
+// its cursor is minted as one, and the stream tail records it as one.
+func TestMintMethodBeforeResult(t *testing.T) {
+	odd := []string{`{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, `{"method":"x","error":{}}`}
+	for i, data := range odd {
+		in := "data: " + goNotification + "\nid: e-1\n\ndata: " + data + "\nid: e-2\n\ndata: " + goResult + "\nid: e-3\n\n"
+		minted := []string{"id: http:~1r3.2.e-21", "id: http:~1e3.2.e-21"}[i]
+		want := strings.NewReplacer("id: e-1", "id: http:e-1", "id: e-2", minted, "id: e-3", "id: http:~1r3.2.e-32").Replace(in)
+		wantKind := []cursor.EventKind{cursor.KindResponse, cursor.KindError}[i]
+		out, evs, _, _ := feed(t, mintRewriter(cursor.TransportHTTP, 0, ""), [][]byte{[]byte(in)})
+		if string(out) != want {
+			t.Fatalf("output %q\nwant %q", out, want)
 		}
-		compareLastIDOnly(t, chunks, true)
+		if len(evs) != 3 || evs[1].Kind != wantKind {
+			t.Fatalf("events %s, want the second one %v", dumpEvents(evs), wantKind)
+		}
 	}
 }
 

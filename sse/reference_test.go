@@ -193,15 +193,15 @@ func wantKind(e refEvent) cursor.EventKind {
 }
 
 // wantMintKind is the kind a minted cursor of a reference event carries:
-// what ResponseKind makes of its type and DataPrefixBytes of data (an event
-// with an ID and empty data, priming, is KindOther there).
+// what Classify makes of its type and DataPrefixBytes of data, the event's
+// Kind (a priming event's cursor is plain either way).
 func wantMintKind(e refEvent) cursor.EventKind {
 	data := []byte(e.Data)
 	truncated := len(data) > DataPrefixBytes
 	if truncated {
 		data = data[:DataPrefixBytes]
 	}
-	return ResponseKind([]byte(e.Type), data, truncated)
+	return Classify([]byte(e.Type), data, truncated)
 }
 
 // run feeds chunks to a fresh Rewriter, the last one with eos, and returns

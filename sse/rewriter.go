@@ -27,19 +27,14 @@ const DefaultMaxLineBytes = 4096
 // comments and other fields are still forwarded at once.
 type Rewriter struct {
 	// Configuration.
-	t          cursor.Transport
-	prefix     string // tag prefix of the route's transport
-	max        int    // bound on a buffered id or event type value
-	mint       bool   // SetMint, kept across Reset
-	minting    bool   // mint, on a transport with a prefix, for this stream
-	lastIDOnly bool   // ClassifyLastIDOnly, kept across Reset
+	t       cursor.Transport
+	prefix  string // tag prefix of the route's transport
+	max     int    // bound on a buffered id or event type value
+	mint    bool   // SetMint, kept across Reset
+	minting bool   // mint, on a transport with a prefix, for this stream
 
 	stream // the state that crosses chunks
 	pass   // the state of one Rewrite call
-
-	// memo makes the minting decision (ResponseKind) cheap for events that
-	// start like an earlier one.
-	memo kindMemo
 
 	// The events reported for one call (Events).
 	events []Event
@@ -61,7 +56,6 @@ func NewRewriter(t cursor.Transport, maxLineBytes int) *Rewriter {
 				data:   make([]byte, 0, DataPrefixBytes+1),
 			},
 		},
-		memo: kindMemo{read: [2][]byte{make([]byte, 0, 64), make([]byte, 0, 64)}},
 	}
 	r.Reset(t, maxLineBytes)
 	return r
@@ -74,12 +68,11 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 	}
 	clear(r.events) // they may point into the last stream's chunk
 	*r = Rewriter{
-		t:          t,
-		prefix:     t.Prefix(),
-		max:        maxLineBytes,
-		mint:       r.mint,
-		minting:    r.mint && t.Prefix() != "",
-		lastIDOnly: r.lastIDOnly,
+		t:       t,
+		prefix:  t.Prefix(),
+		max:     maxLineBytes,
+		mint:    r.mint,
+		minting: r.mint && t.Prefix() != "",
 		stream: stream{
 			hold: r.hold[:0],
 			prev: r.prev[:0],
@@ -91,9 +84,7 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 		},
 		events: r.events[:0],
 		arena:  r.arena[:0],
-		memo:   r.memo,
 	}
-	r.memo.reset()
 }
 
 // Events returns the events dispatched during the last Rewrite call, in
@@ -101,25 +92,12 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 // they may refer to that call's chunk (see Event).
 func (r *Rewriter) Events() []Event { return r.events }
 
-// ClassifyLastIDOnly sets whether Rewrite classifies only the last event
-// carrying an ID among each call's Events, the one a caller recording a
-// stream's tail needs; every other event then reports KindOther. JSON-RPC
-// classification is most of the rewriter's work on typical MCP traffic (many
-// small notifications per chunk). While minting (SetMint), every event with
-// an ID still needs to know whether it is a response, for its cursor: it
-// gets that from ResponseKind, which stops at the first decisive key, while
-// Events reports Classify's kind for the last event with an ID only, as
-// without minting. Reset keeps the setting.
-func (r *Rewriter) ClassifyLastIDOnly(on bool) { r.lastIDOnly = on }
-
 // SetMint sets whether the Rewriter mints self-describing cursors. When on,
 // the last valid non-empty id line of each event is held until the event
 // dispatches and written just before the empty line that dispatches it,
 // with its value replaced by cursor.AppendMinted(nil, t, id, prev, kind):
-// kind is ResponseKind of the event's type and data (which differs from its
-// Kind only for a message with "method" before "result" or "error", not
-// valid JSON-RPC: such a cursor stays plain) and prev the upstream ID of the
-// stream's previous event with an ID (see Resume). The line keeps its own
+// kind is the event's Kind (Classify of its type and data) and prev the
+// upstream ID of the stream's previous event with an ID (see Resume). The line keeps its own
 // bytes otherwise: field name, colon, optional space and line ending. An id line that already
 // ends its event (C#, Rust rmcp) thus stays where it is. A compliant SSE
 // client applies an event's id only at dispatch, so it cannot observe the
@@ -241,9 +219,6 @@ func (r *Rewriter) Rewrite(dst, chunk []byte, eos bool) (out []byte, changed boo
 	}
 	r.flushTo(len(chunk))
 	r.wrote = r.wrote || len(r.out) > r.start
-	if r.lastIDOnly {
-		r.classifyLastID()
-	}
 	// The event being built may go on in the next chunk.
 	r.id.detach(chunk)
 	r.evType.detach(chunk)
@@ -306,7 +281,6 @@ func (r *Rewriter) releaseEvents() {
 	}
 	r.events = r.events[:0]
 	r.arena = r.arena[:0]
-	r.lastIDMint = cursor.KindOther
 }
 
 // clearStale zeroes the slots past this call's events that still hold an

@@ -1,7 +1,5 @@
 package sse
 
-import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
-
 // phase is where the rewriter stands inside the current line.
 type phase uint8
 
@@ -129,9 +127,6 @@ type pass struct {
 	edited bool   // the output may differ from the chunk
 
 	tagged int // id fields written tagged (Tagged)
-	// lastIDMint is the minting decision (ResponseKind) of this call's last
-	// event with an ID, KindOther when none was made for it.
-	lastIDMint cursor.EventKind
 }
 
 // flushTo appends the chunk's bytes seen up to p, which pass unchanged, to

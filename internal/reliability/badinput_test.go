@@ -320,7 +320,6 @@ func foreignLocalReply(t *testing.T, h *wasmhost.Host) wasmhost.Result {
 // SSE client; here the built .wasm must match it byte for byte.
 func mintIDs(body string, eos bool) string {
 	rw := sse.NewRewriter(cursor.TransportHTTP, 8192)
-	rw.ClassifyLastIDOnly(true)
 	rw.SetMint(true)
 	out, _ := rw.Rewrite(nil, []byte(body), eos)
 	return string(out)
