@@ -1,12 +1,24 @@
 # mcp-resume-guard task runner. Every output goes under build/ (git-ignored).
 GO       ?= go
 BUILD    := build
-# Modules of their own, with heavy validation-only dependencies.
-MONITORING := deploy/monitoring
-GATEWAY    := envoy/gateway
-# The release tool: SBOM, signing, and the registry server its tests push to.
-RELEASE_TOOL := internal/tools/release
-SUBMODULES := $(MONITORING) $(GATEWAY) $(RELEASE_TOOL)
+# This directory's module is the product: the plugin, the embedded host, the
+# trial proxy and their tests. The rest are modules of their own, so that
+# their dependencies stay out of the product's go.mod: the checks of the
+# shipped Envoy, Istio and compose files against their platforms' own types
+# (envoy/, envoy/gateway/), of the alert rules and the dashboard
+# (deploy/monitoring/), and the tools that never ship (tools/: validate,
+# oci, ocipush, bench, soak, doccheck; tools/release/: SBOM, signing, and
+# the registry server its tests push to).
+MANIFESTS    := envoy
+GATEWAY      := envoy/gateway
+MONITORING   := deploy/monitoring
+TOOLS        := tools
+RELEASE_TOOL := tools/release
+SUBMODULES   := $(MANIFESTS) $(GATEWAY) $(MONITORING) $(TOOLS) $(RELEASE_TOOL)
+# $(call tool,NAME): builds the tools module's command NAME into build/bin/,
+# to run from here, where the paths it is given mean what they say.
+TOOLBIN    := $(BUILD)/bin
+tool = $(GO) build -C $(TOOLS) -o $(CURDIR)/$(TOOLBIN)/$(1) ./$(1)
 # The TypeScript SDK's SSE reader (eventsource-parser, pinned by its
 # package-lock.json), which internal/clientoracle runs under node.
 TSREADER := internal/clientoracle/tsreader
@@ -40,8 +52,8 @@ LISTEN     ?= 127.0.0.1:10000
 ADMIN      ?= 127.0.0.1:9901
 ENVOY      ?= envoy/envoy.yaml
 GUARDPROXY ?= $(BUILD)/guardproxy
-# More guardproxy flags for make run: ARGS='-cut /mcp=4 -log-level debug'
-# (go run ./cmd/guardproxy -h lists them).
+# More flags for make run (ARGS='-cut /mcp=4 -log-level debug'; go run
+# ./cmd/guardproxy -h lists them), make bench (ARGS=-ab) or make soak.
 ARGS       ?=
 ifneq ($(filter run,$(MAKECMDGOALS)),)
 ifeq ($(filter names paths,$(ROUTES)),)
@@ -96,26 +108,32 @@ run: build
 	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
 	$(GUARDPROXY) -wasm $(WASM) -envoy $(ENVOY) $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'$(if $(ARGS), $(ARGS))
 
-## bench: the plugin side by side with its baselines and floor in the embedded host (about 4 minutes on a 2-core machine); ends with one BENCH line per figure
+## bench: the plugin side by side with its baselines and floor in the embedded host (about 4 minutes on a 2-core machine); ends with one BENCH line per figure; more flags in ARGS (ARGS=-ab: only the budget)
 bench: build
-	$(GO) run ./internal/tools/bench -dir $(BUILD)
+	$(call tool,bench)
+	$(TOOLBIN)/bench -dir $(BUILD)$(if $(ARGS), $(ARGS))
 
 ## soak: tool calls under faults (cuts, replica restarts, a flood of made-up sessions, the official Go SDK client) through 3 replicas of the trial proxy behind round robin, bounded to 10 minutes; ends with one SOAK line, fails on a lost result, a fail-open or growing guest memory
 soak: build
-	$(GO) run ./internal/tools/soak -wasm $(WASM) -envoy envoy/envoy.yaml -timeout 10m
+	$(call tool,soak)
+	$(TOOLBIN)/soak -wasm $(WASM) -envoy envoy/envoy.yaml -timeout 10m$(if $(ARGS), $(ARGS))
 
-## fuzz: every fuzz target of the module (go test -list), each for FUZZTIME (default 30s); some run the built .wasm
+## fuzz: every fuzz target of every module (go test -list), each for FUZZTIME (default 30s); some run the built .wasm
 fuzz: build
 	@mkdir -p $(BUILD)
-	@$(GO) test -list '^Fuzz' ./... | awk '/^Fuzz/ { f[n++] = $$1 } /^ok/ { for (i = 0; i < n; i++) print $$2, f[i]; n = 0 }' > $(BUILD)/fuzz-targets.txt
-	@while read -r pkg target; do \
+	@for m in . $(SUBMODULES); do \
+		out=$$(cd $$m && $(GO) test -list '^Fuzz' ./...) || { echo "$$out"; exit 1; }; \
+		echo "$$out" | awk -v m=$$m '/^Fuzz/ { f[n++] = $$1 } /^ok/ { for (i = 0; i < n; i++) print m, $$2, f[i]; n = 0 }'; \
+	done > $(BUILD)/fuzz-targets.txt
+	@while read -r mod pkg target; do \
 		echo "fuzz: $$pkg $$target for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
+		(cd $$mod && $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg") || exit 1; \
 	done < $(BUILD)/fuzz-targets.txt
 
 ## oci: the plugin as an OCI image layout for Istio / Envoy Gateway (build/mcp-resume-guard-oci.tar), annotated with VERSION, COMMIT and SOURCE
 oci: build
-	$(GO) run ./internal/tools/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar \
+	$(call tool,oci)
+	$(TOOLBIN)/oci -wasm $(WASM) -o $(BUILD)/mcp-resume-guard-oci.tar \
 		-version $(VERSION) -revision $(COMMIT) -source $(SOURCE)
 
 ## release: build/release/ for VERSION=vX.Y.Z[-rc.N] from CHANGELOG.md's section: the stamped .wasm, its sha256, the OCI image layout, the SBOM, the notes (SIGN_KEY=cosign.key: cosign signatures); refuses first a missing section, [Unreleased] entries, a dirty tree or stale pins; DRY_RUN=1 only checks and shows the plan
@@ -135,7 +153,8 @@ OCI_TAR ?=
 ## validate: checks CONFIG (files and folders; documents without the plugin are skipped) for what keeps the guard from running: the plugin configuration, its routes against the bootstrap's, fail-open settings, image digests (OCI_TAR: the built image's); errors at FILE:LINE:COLUMN
 validate:
 	@test -n '$(CONFIG)' || { echo "make validate: CONFIG='FILE_OR_FOLDER ...' is missing"; exit 2; }
-	$(GO) run ./cmd/validate $(if $(OCI_TAR),-image '$(OCI_TAR)' )$(CONFIG)
+	$(call tool,validate)
+	$(TOOLBIN)/validate $(if $(OCI_TAR),-image '$(OCI_TAR)' )$(CONFIG)
 
 # go mod tidy reads imports for every platform, so it needs modules that
 # make test never downloaded; offline, check skips it where the module cache

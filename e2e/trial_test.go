@@ -2,17 +2,16 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	guardcounters "github.com/mcp-resume-guard/mcp-resume-guard/counters"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/envoyconf"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/promtext"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/trial"
 )
 
@@ -51,20 +50,23 @@ func TestTrialProxySDKClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams, err := promtext.Parse(string(body))
 	if err != nil {
 		t.Fatalf("/stats/prometheus: %v", err)
 	}
 	var tagged float64
 	for _, name := range guardcounters.Names() {
-		f := fams[guardcounters.Prefix+name]
-		if f == nil || len(f.GetMetric()) != 1 {
+		v, one := fams[guardcounters.Prefix+name].Value()
+		if !one {
 			t.Errorf("/stats/prometheus lacks %s%s", guardcounters.Prefix, name)
 			continue
 		}
 		if name == guardcounters.EventsTagged {
-			tagged = f.GetMetric()[0].GetCounter().GetValue()
+			tagged = v
 		}
 	}
 	if tagged < 2 {

@@ -69,7 +69,7 @@ func checkReleaseWorkflow(content []byte) error {
 		return at
 	}
 	check, test := step("DRY_RUN=1"), step("make test")
-	release, push, gh := step("make release VERSION=", "DRY_RUN"), step("go run ./internal/tools/ocipush"), step("gh release create")
+	release, push, gh := step("make release VERSION=", "DRY_RUN"), step("go -C tools run ./ocipush"), step("gh release create")
 	switch {
 	case test < 0:
 		fail("no step runs make test")
@@ -82,7 +82,7 @@ func checkReleaseWorkflow(content []byte) error {
 		fail("no step runs make release VERSION=… DRY_RUN=1 before make test (a tag that cannot be released fails at once)")
 	}
 	if push < 0 || push < release {
-		fail("no step pushes the image with go run ./internal/tools/ocipush after make release")
+		fail("no step pushes the image with go -C tools run ./ocipush after make release")
 	} else {
 		s := job.Steps[push].Run
 		if !strings.Contains(s, `-ref "$IMAGE:$VERSION"`) || !strings.Contains(s, "-oci.tar") {

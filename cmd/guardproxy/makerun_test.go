@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"net/http"
 	"os"
@@ -13,11 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/logbuf"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/promtext"
 )
 
 // makeRunCommand returns the shell command `make run` executes, as
@@ -151,17 +148,16 @@ func TestMakeRun(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	parser := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	fams, err := promtext.Parse(string(body))
 	if err != nil {
 		t.Fatalf("/stats/prometheus: %v\n%s", err, body)
 	}
 	for _, name := range counters.Names() {
-		if fams[counters.Prefix+name] == nil {
+		if _, ok := fams[counters.Prefix+name]; !ok {
 			t.Errorf("/stats/prometheus lacks %s%s", counters.Prefix, name)
 		}
 	}
-	if v := fams[counters.Prefix+counters.ReinitUntagged].GetMetric()[0].GetCounter().GetValue(); v != 1 {
+	if v, _ := fams[counters.Prefix+counters.ReinitUntagged].Value(); v != 1 {
 		t.Errorf("reinit_untagged_total = %v, want 1", v)
 	}
 

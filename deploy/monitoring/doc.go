@@ -13,5 +13,7 @@
 // Envoy and Istio the rules use to see the guard missing (Wasm load
 // failures; each cited in alerts.yaml). They also evaluate
 // every alert with Prometheus's query engine over simulated scrapes of one
-// Envoy, to see each fire on its condition and stay quiet otherwise.
+// Envoy, to see each fire on its condition and stay quiet otherwise, and
+// read the trial proxy's /stats/prometheus with Prometheus's own text
+// parser (the product module's tests read it with internal/promtext).
 package monitoring

@@ -10,7 +10,7 @@
 // types, and refuses what it cannot reproduce (route matching on headers or
 // regexes, several virtual hosts, rds) rather than guess. The strict check
 // of the file against Envoy's API lives in envoy/'s tests; [CrossCheck]
-// holds the plugin's routes against the table (cmd/validate and the trial
+// holds the plugin's routes against the table (tools/validate and the trial
 // proxy's banner both call it).
 package envoyconf
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
-	"github.com/mcp-resume-guard/mcp-resume-guard/internal/bench"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
@@ -14,7 +13,7 @@ import (
 // result, cut by a client disconnect, so its tail stays unacknowledged.
 func churnStream(i int) wasmhost.Exchange {
 	body := responseEvent(fmt.Sprintf("e-%d-1", i), 1)
-	x := bench.Stream(bench.Session(i), [][]byte{
+	x := eventStream(sessionID(i), [][]byte{
 		[]byte("id: e-" + fmt.Sprint(i) + "-0\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n"),
 		[]byte(body),
 	})
@@ -60,9 +59,9 @@ func TestChurn(t *testing.T) {
 	)
 	h, _ := newHost(t, configWith(`,"max_sessions":1000,"unacked_cursor":"reinit"`), wasmhost.Options{VMs: 2})
 	runSessions(t, h, 0, sessions/5)
-	early := bench.MeasureShared(h)
+	early := measureShared(h)
 	runSessions(t, h, sessions/5, sessions)
-	late := bench.MeasureShared(h)
+	late := measureShared(h)
 	t.Logf("after %d sessions: %d keys, %d bytes, %d live; after %d: %d keys, %d bytes, %d live",
 		sessions/5, early.Keys, early.Bytes, early.Live, sessions, late.Keys, late.Bytes, late.Live)
 
@@ -83,13 +82,13 @@ func TestChurn(t *testing.T) {
 	// is forwarded without its tag.
 	resume := func(i int) wasmhost.Result {
 		t.Helper()
-		res, err := h.Simulate(bench.Resume(bench.Session(i), fmt.Sprintf("http:e-%d-1", i)))
+		res, err := h.Simulate(resumeAt(sessionID(i), fmt.Sprintf("http:e-%d-1", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
-	if _, ok := record(h, bench.Session(0)); ok {
+	if _, ok := record(h, sessionID(0)); ok {
 		t.Fatal("session 0 still has a record after 30,000 sessions in 1000 slots")
 	}
 	if res := resume(0); res.Local != nil || res.Request.Value("last-event-id") != "e-0-1" {
@@ -100,7 +99,7 @@ func TestChurn(t *testing.T) {
 	// second, eviction among sessions of the same age picks either.)
 	last := sessions
 	runSessions(t, h, last, last+1)
-	if _, ok := record(h, bench.Session(last)); !ok {
+	if _, ok := record(h, sessionID(last)); !ok {
 		t.Fatal("the last session has no record")
 	}
 	if res := resume(last); res.Local == nil || res.Local.Status != 404 {

@@ -6,5 +6,5 @@
 // without a 5xx, a trap, or a changed byte outside SSE id fields.
 //
 // It holds only tests; they build the plugin once per test binary. The full
-// one-million-session churn runs in make bench (internal/bench).
+// one-million-session churn runs in make bench (tools/internal/bench).
 package reliability

@@ -33,7 +33,7 @@ func run(m *testing.M) int {
 	for _, p := range []struct {
 		pkg string
 		dst *[]byte
-	}{{"./filter", &guardWasm}, {"./internal/bench/plugins/gcprobe", &gcProbeWasm}} {
+	}{{"./filter", &guardWasm}, {"./internal/refplugins/gcprobe", &gcProbeWasm}} {
 		res, err := builder.Build(context.Background(), builder.Options{
 			Package: p.pkg, Output: filepath.Join(dir, filepath.Base(p.pkg)+".wasm"),
 			Dir: "../..", WorkDir: filepath.Join(dir, "work"), Log: io.Discard,

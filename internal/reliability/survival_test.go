@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-resume-guard/mcp-resume-guard/internal/bench"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
@@ -21,7 +20,7 @@ func TestSurvivesGarbageCollection(t *testing.T) {
 	pad := strings.Repeat("x", 256<<10)
 	const requests = 6000
 	for i := range requests {
-		x := bench.Request(bench.Session(i % 100))
+		x := postRequest(sessionID(i % 100))
 		x.Request = append(x.Request, hdr("x-pad", pad))
 		if _, err := h.Simulate(x); err != nil {
 			t.Fatalf("request %d: %v", i, err)
@@ -55,7 +54,7 @@ func TestSurvivesForcedGarbageCollections(t *testing.T) {
 	defer h.Close(context.Background())
 	const cycles = 3000
 	for i := range cycles {
-		if _, err := h.Simulate(bench.Request("s-1")); err != nil {
+		if _, err := h.Simulate(postRequest("s-1")); err != nil {
 			t.Fatalf("cycle %d: %v", i, err)
 		}
 	}
@@ -96,7 +95,7 @@ func TestTrapFailsOnlyItsRequest(t *testing.T) {
 		t.Fatalf("first chunk of the open stream: %q, %v", out, err)
 	}
 
-	x := bench.Request("s-trap")
+	x := postRequest("s-trap")
 	x.Request.Set("mcp-session-id", strings.Repeat("x", 48<<20))
 	_, err = h.Simulate(x)
 	var trap *wasmhost.TrapError
@@ -119,7 +118,7 @@ func TestTrapFailsOnlyItsRequest(t *testing.T) {
 		t.Error("the open stream's record is gone")
 	}
 	for i := range 4 {
-		res, err := h.Simulate(bench.Resume("s-open", "http:e-1"))
+		res, err := h.Simulate(resumeAt("s-open", "http:e-1"))
 		if err != nil {
 			t.Fatalf("request %d after the trap: %v", i, err)
 		}
@@ -145,7 +144,7 @@ func TestSharedDataFailuresFailOpen(t *testing.T) {
 	})
 
 	// A resume: the record cannot be read, the tagged cursor is forwarded.
-	res, err := h.Simulate(bench.Resume("s-1", "http:e-7"))
+	res, err := h.Simulate(resumeAt("s-1", "http:e-7"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +157,7 @@ func TestSharedDataFailuresFailOpen(t *testing.T) {
 	}
 
 	// A stream whose tail cannot be written is tagged anyway.
-	res, err = h.Simulate(bench.Stream("s-1", [][]byte{[]byte(responseEvent("e-8", 8))}))
+	res, err = h.Simulate(eventStream("s-1", [][]byte{[]byte(responseEvent("e-8", 8))}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +170,7 @@ func TestSharedDataFailuresFailOpen(t *testing.T) {
 	after = metric(h, "fail_open_total")
 
 	// An untagged cursor is still answered with a re-initialization.
-	res, err = h.Simulate(bench.Resume("s-2", "e-9"))
+	res, err = h.Simulate(resumeAt("s-2", "e-9"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +190,7 @@ func TestSharedDataFailuresFailOpen(t *testing.T) {
 	// Shared data back: the guard records again.
 	h.SetSharedDataFault(nil)
 	before := metric(h, "fail_open_total")
-	if _, err := h.Simulate(bench.Stream("s-3", [][]byte{[]byte(responseEvent("e-1", 1))})); err != nil {
+	if _, err := h.Simulate(eventStream("s-3", [][]byte{[]byte(responseEvent("e-1", 1))})); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := record(h, "s-3"); !ok {

@@ -73,7 +73,7 @@ type Options struct {
 	// resumes; the banner lists them.
 	Cuts []Cut
 	// Fault, when set, picks each request's fault instead of Cuts
-	// (internal/soak cuts each stream where its client asks).
+	// (tools/internal/soak cuts each stream where its client asks).
 	Fault func(*http.Request) wasmhost.Fault
 	// Logger receives the proxy's request lines, the plugin's log lines and
 	// one warning per forced re-initialization. Nil discards.

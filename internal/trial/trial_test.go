@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"io"
 	"log/slog"
 	"net"
@@ -15,13 +14,11 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
+	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/envoyconf"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/logbuf"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/promtext"
 )
 
 const (
@@ -86,14 +83,13 @@ func get(t *testing.T, url string, header ...string) (*http.Response, string) {
 	return resp, string(b)
 }
 
-// scrape reads /stats/prometheus with the Prometheus text parser.
-func scrape(t *testing.T, s *Server) map[string]*dto.MetricFamily {
+// scrape reads /stats/prometheus as Prometheus text (promtext).
+func scrape(t *testing.T, s *Server) map[string]promtext.Family {
 	t.Helper()
 	_, body := get(t, "http://"+s.AdminAddr+"/stats/prometheus")
-	parser := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	fams, err := promtext.Parse(body)
 	if err != nil {
-		t.Fatalf("the Prometheus text parser rejects /stats/prometheus: %v\n%s", err, body)
+		t.Fatalf("/stats/prometheus is not Prometheus text: %v\n%s", err, body)
 	}
 	return fams
 }
@@ -133,8 +129,8 @@ func TestTrialProxy(t *testing.T) {
 	fams := scrape(t, s)
 	for _, name := range counters.Names() {
 		f := fams[counters.Prefix+name]
-		if f == nil || f.GetType() != dto.MetricType_COUNTER || len(f.GetMetric()) != 1 || f.GetMetric()[0].GetCounter().GetValue() != 0 {
-			t.Errorf("/stats/prometheus: %s%s is %v; want one counter at 0", counters.Prefix, name, f)
+		if v, one := f.Value(); f.Type != "counter" || !one || v != 0 {
+			t.Errorf("/stats/prometheus: %s%s is %+v; want one counter at 0", counters.Prefix, name, f)
 		}
 	}
 
@@ -143,7 +139,7 @@ func TestTrialProxy(t *testing.T) {
 	if resp.StatusCode != 404 || !strings.Contains(body, `"reason":"cross_transport"`) {
 		t.Errorf("cross-transport resume: %d %s", resp.StatusCode, body)
 	}
-	if v := scrape(t, s)[counters.Prefix+counters.ReinitCrossTransport].GetMetric()[0].GetCounter().GetValue(); v != 1 {
+	if v, _ := scrape(t, s)[counters.Prefix+counters.ReinitCrossTransport].Value(); v != 1 {
 		t.Errorf("reinit_cross_transport_total = %v after one refused resume", v)
 	}
 	for _, want := range []string{

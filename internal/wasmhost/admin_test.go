@@ -8,11 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/mcp-resume-guard/mcp-resume-guard/counters"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/promtext"
 )
 
 // adminFixture is the probe plugin with one request counted and the admin
@@ -39,8 +36,10 @@ func adminGet(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// TestStatsPrometheusParses: /stats/prometheus is valid Prometheus text
-// exposition; the plugin's metrics appear under their own names (no
+// TestStatsPrometheusParses: /stats/prometheus is Prometheus text
+// exposition (read by promtext here; deploy/monitoring's
+// TestAdminScrapeParses reads the trial proxy's with Prometheus's own
+// parser); the plugin's metrics appear under their own names (no
 // wasmcustom., no envoy_) with their types and values, the host's under
 // envoy_ as Envoy names its own stats.
 func TestStatsPrometheusParses(t *testing.T) {
@@ -49,30 +48,24 @@ func TestStatsPrometheusParses(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("GET /stats/prometheus: %d %s", status, body)
 	}
-	parser := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	fams, err := promtext.Parse(body)
 	if err != nil {
-		t.Fatalf("the Prometheus text parser rejects the output: %v\n%s", err, body)
+		t.Fatalf("the output is not Prometheus text: %v\n%s", err, body)
 	}
 	for name, want := range map[string]struct {
-		typ   dto.MetricType
+		typ   string
 		value float64
 	}{
-		"probe_requests":               {dto.MetricType_COUNTER, 1},
-		"probe_ticks":                  {dto.MetricType_COUNTER, 0},
-		"probe_active":                 {dto.MetricType_GAUGE, 0},
-		"envoy_wasmhost_streams":       {dto.MetricType_COUNTER, 1},
-		"envoy_wasmhost_vm_0_requests": {dto.MetricType_COUNTER, 1},
+		"probe_requests":               {"counter", 1},
+		"probe_ticks":                  {"counter", 0},
+		"probe_active":                 {"gauge", 0},
+		"envoy_wasmhost_streams":       {"counter", 1},
+		"envoy_wasmhost_vm_0_requests": {"counter", 1},
 	} {
-		f := fams[name]
-		if f == nil || f.GetType() != want.typ || len(f.GetMetric()) != 1 {
-			t.Errorf("%s: %v; want one %v", name, f, want.typ)
-			continue
-		}
-		m := f.GetMetric()[0]
-		got := m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		if got != want.value || len(m.GetLabel()) != 0 {
-			t.Errorf("%s = %v labels %v; want %v, no labels", name, got, m.GetLabel(), want.value)
+		f, ok := fams[name]
+		got, one := f.Value()
+		if !ok || f.Type != want.typ || !one || got != want.value {
+			t.Errorf("%s: %+v; want one %s sample without labels at %v", name, f, want.typ, want.value)
 		}
 	}
 	for name := range fams {

@@ -357,7 +357,8 @@ var compilationCache = wazero.NewCompilationCache()
 // UseCompilationCacheDir makes every Host created afterwards keep compiled
 // modules in dir too, across processes (wazero's file cache): a process run
 // under valgrind then loads the guard's machine code instead of compiling
-// it (internal/bench's instruction counts). Call it before the first New.
+// it (tools/internal/bench's instruction counts). Call it before the first
+// New.
 func UseCompilationCacheDir(dir string) error {
 	c, err := wazero.NewCompilationCacheWithDir(dir)
 	if err != nil {
