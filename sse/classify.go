@@ -7,6 +7,10 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// Stage 3, classify: the JSON-RPC kind of an event's data. The Rewriter
+// calls it once for each event it reports; the kind goes to Events (the
+// stream's tail) and, while minting, into the event's cursor.
+
 // Classify returns the kind of JSON-RPC message an SSE event carries, from
 // its type and a prefix of its data; truncated reports that the data goes on
 // beyond dataPrefix. It never returns cursor.KindPriming: whether an event

@@ -9,16 +9,17 @@
 //	event: message                event: message
 //	data: {"jsonrpc":"2.0",...}   data: {"jsonrpc":"2.0",...}
 //
-// The rewriter is a pipeline, one file a stage; the state that crosses
-// chunks is one struct (stream, state.go):
+// The Rewriter is a pipeline of three stages, one file each; the state that
+// crosses chunks is a handful of named fields of Rewriter:
 //
-//	chunk → line ends     → field          → event                 → kind
-//	        lines.go        field.go         event.go, idline.go     classify.go
-//	        LF, CRLF, CR,   data/event/id by data kept ≤512 B; id    Classify, for
-//	        "\r|\n" across  first bytes, or  line tagged in place,   Events and the
-//	        chunks, BOM     byte by byte     or held and minted      minted cursor
-//	                        when cut         at dispatch; end.go:
-//	                                         end of stream, overflow
+//	chunk → scan (scan.go)       → event (event.go, idline.go)     → classify (classify.go)
+//	        lines: "\n", "\r\n",   data kept ≤ DataPrefixBytes;      Classify: the kind of
+//	        "\r", across chunks;   id line tagged in place, or       the event's data, for
+//	        BOM; a cut line's      held and minted at dispatch       Events and the cursor
+//	        name in head           (cursor.AppendMinted)
+//
+// rewriter.go holds the Rewriter and its API, end.go the end of a stream
+// and the overflow of a too long value.
 //
 // With minting on (Rewriter.SetMint), the ID also tells what the event was:
 // each event's id line is held until the empty line that dispatches the
@@ -61,10 +62,7 @@
 // remainder, see Rewriter.Overflowed), plus DataPrefixBytes of the current
 // event's data (an endpoint event's up to the maximum line length), plus the
 // events reported for one chunk (kept up to a fixed bound between calls).
-// Data, comments and other fields are never buffered. A value whose line
-// lies whole in the chunk is not copied at all: the event reports it as a
-// span of the chunk; only the values of an event that goes on in the next
-// chunk are copied when the call returns.
+// Data, comments and other fields are never buffered beyond that prefix.
 //
 // The only bytes held back are those of id lines: one from its first byte to
 // its end, since its value must be seen whole to tell whether it is empty or

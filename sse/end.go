@@ -8,13 +8,13 @@ import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 
 // endOfStream writes out what is held when the stream ends inside an event.
 func (r *Rewriter) endOfStream() {
-	if r.ph == phOverflowNext || r.field == fieldLong && r.ph == phValue {
+	if r.overflowNext || r.in == inLong {
 		r.eosLineStart()
-		r.overflow(nil, 0)
+		r.giveUp()
 		return
 	}
 	r.flushHeld()
-	r.ph = phSkip
+	r.in = inOther
 }
 
 // flushHeld appends what is held at the end of a stream that ends inside an
@@ -30,63 +30,38 @@ func (r *Rewriter) endOfStream() {
 // prefix+id before it). Either reader then sees what it saw without the
 // guard, IDs aside.
 func (r *Rewriter) flushHeld() {
-	line := r.hold[r.pend.n:]
 	k := cursor.KindOther
 	if r.minting {
-		k = r.eosKind()
+		data, cut := r.eventData() // a last data line counts, terminated or not
+		k = Classify(r.evType, data, cut)
 	}
-	v, idField := r.eosIDValue()
-	ignored := hasNUL(v) // WHATWG ignores the field; the Go SDK reads no NUL ID back either
-	isID := idField && len(v) > 0 && !ignored
-	if r.pend.on {
-		switch {
-		case len(line) > 0 && idField && !ignored:
-			// A valid or empty id value in the current line overrides the
-			// held one, which goes out before it, at a line start.
-			r.appendPend(cursor.KindOther, nil)
-		case len(line) > 0:
-			r.appendPend(k, r.prev)
-		default:
-			r.eosLineStart()
-			r.appendPend(k, r.prev)
-		}
+	at := idValueAt(r.line)
+	v := r.line[at:]
+	idField := at >= 3 && string(r.line[:3]) == "id:" // its name and colon seen
+	valid := idField && len(v) > 0 && !hasNUL(v)
+	switch {
+	case len(r.line) > 0 && idField && !hasNUL(v):
+		// A valid or empty id value in the current line overrides the
+		// held one, which goes out before it, at a line start.
+		r.writePend(cursor.KindOther, nil)
+	case len(r.line) > 0:
+		r.writePend(k, r.prev)
+	case len(r.pend) > 0:
+		r.eosLineStart()
+		r.writePend(k, r.prev)
 	}
-	if isID {
-		r.out = append(r.out, line[:r.idValue-r.pend.n]...)
-		if r.minting {
-			r.tagged++
-			r.out = cursor.AppendMinted(r.out, r.t, v, r.prev, k)
-		} else {
-			r.appendInPlace(v)
-		}
-	} else {
-		r.out = append(r.out, line...)
+	switch {
+	case valid && r.minting:
+		r.out = append(r.out, r.line[:at]...)
+		r.out = cursor.AppendMinted(r.out, r.t, v, r.prev, k)
+		r.tagged++
+	case valid:
+		r.out = append(r.out, r.line[:at]...)
+		r.out = r.appendTagged(r.out, v)
+	default:
+		r.out = append(r.out, r.line...)
 	}
-	r.hold = r.hold[:0]
-	r.pend = pendLine{}
-}
-
-// eosIDValue returns the value of the current line at the end of the
-// stream and whether that line is an id field (its name and colon seen).
-func (r *Rewriter) eosIDValue() ([]byte, bool) {
-	if r.field != fieldID || r.ph != phValueStart && r.ph != phValue {
-		return nil, false
-	}
-	return r.hold[r.idValue:], true
-}
-
-// eosKind is the kind (Classify) a minted cursor needs of the event the stream leaves
-// unterminated, from its type and data so far (a last data line counts,
-// terminated or not, as the Go SDK's reader counts it).
-func (r *Rewriter) eosKind() cursor.EventKind {
-	data, truncated := r.data, r.dataTrunc
-	if !truncated && len(data) > 0 && data[len(data)-1] == '\n' {
-		data = data[:len(data)-1]
-	}
-	if limit := r.dataLimit(); len(data) > limit {
-		data, truncated = data[:limit], true
-	}
-	return Classify(r.evType.buf, data, truncated)
+	r.line = r.line[:0]
 }
 
 // eosLineStart ends, at the end of the stream, what the output ends with so
@@ -95,59 +70,38 @@ func (r *Rewriter) eosKind() cursor.EventKind {
 // '\r', which the Go SDK's reader does not take as one), and a line that
 // ended with a lone '\r' (other than the held line itself) a '\n'.
 func (r *Rewriter) eosLineStart() {
-	switch r.ph {
-	case phName, phValueStart, phValue, phSkip:
-		eol := r.pendBytes()[r.pend.end:]
-		if len(eol) == 1 && eol[0] == '\r' {
-			r.out = append(r.out, '\r', '\n')
-			return
-		}
-		r.out = append(r.out, eol...)
+	switch {
+	case len(r.pend) == 0:
 		return
-	}
-	if r.afterCR && !r.pend.cr {
+	case r.in != atLineStart:
+		if eol := r.pend[r.pendEOL():]; string(eol) != "\r" {
+			r.out = append(r.out, eol...)
+		} else {
+			r.out = append(r.out, '\r', '\n')
+		}
+	case r.afterCR && r.pend[len(r.pend)-1] != '\r':
 		r.out = append(r.out, '\n')
 	}
 }
 
-// overflowNext overflows the stream at the start of the line after an
-// event type too long (phOverflowNext), once a '\n' completing its "\r\n"
-// is passed.
-func (r *Rewriter) overflowNext(p int) int {
-	if r.afterCR {
-		r.afterCR = false
-		if r.chunk[p] == '\n' {
-			return p + 1
-		}
-	}
-	return r.overflowAt(p)
-}
-
-// overflowAt gives up on the stream at the line that starts at at (see
-// overflow) and returns the chunk's end.
-func (r *Rewriter) overflowAt(at int) int {
-	r.overflow(r.chunk, at)
+// overflowAt gives up on the stream at p (see giveUp): the chunk's bytes
+// up to p pass, then what is held, then the rest of the chunk. It returns
+// the chunk's end.
+func (r *Rewriter) overflowAt(p int) int {
+	r.flushTo(p)
+	r.giveUp()
+	r.out = append(r.out, r.chunk[p:]...)
 	r.fwd = len(r.chunk)
 	return len(r.chunk)
 }
 
-// overflow gives up on the stream: chunk[fwd:at], what is held and
-// chunk[at:] pass as they are (the held id line, if any, tagged at the
-// start of the line at at), and so does every later chunk.
-func (r *Rewriter) overflow(chunk []byte, at int) {
-	if chunk != nil {
-		r.flushTo(at)
-	}
-	line := r.hold[r.pend.n:]
-	if r.pend.on {
-		// Tagged prefix+id: the line that overflows is a later id line,
-		// which overrides it, or an event type too long to be "message",
-		// whose event is no JSON-RPC message.
-		r.appendPend(cursor.KindOther, nil)
-	}
-	r.out = append(r.out, line...)
-	r.out = append(r.out, chunk[at:]...)
-	r.hold = r.hold[:0]
-	r.pend = pendLine{}
-	r.ph = phOverflow
+// giveUp stops rewriting the stream: the held id line goes out tagged
+// prefix+id (the line that overflows is a later id, which overrides it, or
+// an event type too long to be "message", whose event is no JSON-RPC
+// message), the held current line as it came, and every later byte passes
+// untouched.
+func (r *Rewriter) giveUp() {
+	r.writePend(cursor.KindOther, nil)
+	r.releaseLine()
+	r.overflowed = true
 }

@@ -2,6 +2,11 @@ package sse
 
 import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 
+// Stage 2, the event step: each field of a line fills the event being built
+// (data and event here, id lines in idline.go) and an empty line dispatches
+// it: the event is reported with its kind (Classify, classify.go) and,
+// while minting, its held id line goes out minted with that kind.
+
 // DataPrefixBytes is how much of an event's data the rewriter keeps for
 // classification. A JSON-RPC message names its kind ("method", "result",
 // "error", "id") in its first few top-level keys, which MCP SDKs write
@@ -10,11 +15,9 @@ import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 const DataPrefixBytes = 512
 
 // Event is an SSE event the rewriter dispatched: one that carried an id
-// field, a data field, or both. Its byte slices are only valid until the
-// next Rewrite call, and only while the chunk given to the call that
-// dispatched it is left unchanged: a value that lies whole in that chunk is
-// reported as a span of it, not copied. Each slice is capped at its length,
-// so appending to it never writes into the chunk or into another event.
+// field, a data field, or both. Its byte slices are copies, valid until the
+// next Rewrite call; each is capped at its length, so appending to it never
+// writes into another event.
 type Event struct {
 	// ID is the upstream's original (untagged) id value, when HasID.
 	ID []byte
@@ -34,99 +37,236 @@ type Event struct {
 	Data []byte
 	// Truncated reports that the data is longer than Data.
 	Truncated bool
-	// Kind is the kind of JSON-RPC message the event carries; an event
-	// with an ID and empty data is a priming event.
+	// Kind is the kind of JSON-RPC message the event carries (Classify);
+	// an event with an ID and empty data is a priming event.
 	Kind cursor.EventKind
 }
 
-// dispatch ends the current event at an empty line: it is reported when it
-// carried an id or data, and the per-event state is cleared either way.
-// It returns the event's kind (KindOther when none was reported), which a
-// held id line's cursor takes (minting).
-func (r *Rewriter) dispatch() (mint cursor.EventKind) {
-	mint = cursor.KindOther
-	if r.hasID || r.hasData {
-		// The event is filled in place, every field of it, in a slot
-		// that may hold an event of the previous call: copying one built
-		// on the stack costs a store-forwarding stall, and zeroing the
-		// slot first costs write barriers while a GC cycle runs.
-		n := len(r.events)
-		if n < cap(r.events) {
-			r.events = r.events[:n+1]
-		} else {
-			r.events = append(r.events, Event{})
+// wholeLine takes the line chunk[p:e], whole in the chunk, by its field.
+func (r *Rewriter) wholeLine(p, e int) {
+	line := r.chunk[p:e]
+	f, v, _ := fieldOf(line, true)
+	value := line[v:]
+	if len(value) > 0 && value[0] == ' ' && f != inID {
+		value = value[1:] // SSE drops one space after the colon
+	}
+	switch f {
+	case inEmpty:
+		r.dispatch(p)
+	case inData:
+		r.appendData(value)
+		r.endDataLine()
+	case inEvent:
+		r.evType = r.evType[:0] // the last event field wins
+		if r.typeBytes(p, value); r.in == inLong {
+			r.overflowNext = true
 		}
-		ev := &r.events[n]
-		ev.HasID, ev.Truncated = r.hasID, r.dataTrunc
-		limit := r.dataLimit()
-		if r.dataInChunk {
-			data := r.chunk[r.dataLo:r.dataHi]
-			if len(data) > limit {
-				data, ev.Truncated = data[:limit], true
-			}
-			ev.Data = span(data)
-		} else {
-			data := r.data
-			if !ev.Truncated && len(data) > 0 {
-				data = data[:len(data)-1] // the '\n' after the last line
-			}
-			if len(data) > limit {
-				data, ev.Truncated = data[:limit], true
-			}
-			ev.Data = r.keep(data)
+	case inID:
+		if len(line)-idValueAt(line) > r.max {
+			r.overflowAt(p)
+			return
 		}
-		ev.ID = r.valueBytes(&r.id)
-		ev.Type = r.valueBytes(&r.evType)
-		ev.Kind = kindOf(ev.HasID, ev.Type, ev.Data, ev.Truncated)
-		mint = ev.Kind // one classifier for the cursor and the stream tail
-		if r.minting && ev.HasID && !r.pend.on {
-			// An ID that went out in place (dispatchHeld records a held
-			// one after minting it).
-			r.prev = append(r.prev[:0], ev.ID...)
+		r.flushTo(p)
+		r.fwd = e
+		r.idLine(line, e)
+		r.edited = true
+	case inOther:
+		r.firstLineBeforeBOM(p)
+	}
+}
+
+// startField starts the field f of the line that starts before p, whose
+// value starts at q.
+func (r *Rewriter) startField(f lineState, p, q int) {
+	r.in = f
+	switch f {
+	case inID:
+		r.holdTo(p, q)
+		return
+	case inEvent:
+		r.evType = r.evType[:0] // the last event field wins
+	case inOther:
+		r.firstLineBeforeBOM(p)
+	}
+	r.spaceNext = q > p && r.chunk[q-1] == ':'
+	if len(r.line) > 0 {
+		r.releaseLine() // it began like an id field ("i", "id")
+	}
+}
+
+// fieldBytes takes chunk[p:end], bytes of the current field's value: data
+// is kept up to its bound, an event type up to max (past it the stream
+// overflows), an id line held whole.
+func (r *Rewriter) fieldBytes(p, end int) {
+	switch r.in {
+	case inData:
+		r.appendData(r.value(p, end))
+	case inEvent:
+		r.typeBytes(p, r.value(p, end))
+	case inID:
+		r.idBytes(p, end)
+	}
+}
+
+// typeBytes adds v, bytes of the event type's value from p on, to it: past
+// max, the stream overflows at p, or, while an id line is held, after this
+// line, which passes (inLong).
+func (r *Rewriter) typeBytes(p int, v []byte) {
+	switch {
+	case len(r.evType)+len(v) <= r.max:
+		r.evType = append(r.evType, v...)
+	case len(r.pend) == 0:
+		r.overflowAt(p)
+	default:
+		r.in = inLong
+	}
+}
+
+// value returns chunk[p:end] without the one space SSE drops at the start
+// of a value.
+func (r *Rewriter) value(p, end int) []byte {
+	if r.spaceNext && p < end {
+		r.spaceNext = false
+		if r.chunk[p] == ' ' {
+			p++
 		}
 	}
-	r.id.clear()
-	r.hasID = false
-	r.evType.clear()
-	r.endpoint = false
-	r.data = r.data[:0]
-	r.dataInChunk = false
-	r.hasData = false
-	r.dataTrunc = false
-	return mint
+	return r.chunk[p:end]
+}
+
+// endField ends the current field at its line's end e.
+func (r *Rewriter) endField(e int) {
+	switch r.in {
+	case inEmpty:
+		r.dispatch(e)
+	case inData:
+		r.endDataLine()
+	case inID:
+		r.idLine(r.line, e)
+		r.line = r.line[:0]
+	case inLong:
+		r.overflowNext = true
+	}
+}
+
+// appendData appends b to the event's data lines, keeping at most
+// dataLimit()+1 bytes of them (the +1 is the '\n' that SSE strips from the
+// end, so that a data of exactly the limit is not truncated).
+func (r *Rewriter) appendData(b []byte) {
+	if room := r.dataLimit() + 1 - (len(r.arena) - r.dataAt); len(b) > room {
+		b = b[:max(room, 0)]
+		r.dataCut = true
+	}
+	r.arena = append(r.arena, b...)
+}
+
+// endDataLine ends a data line: SSE adds a '\n' to the data.
+func (r *Rewriter) endDataLine() {
+	if len(r.arena)-r.dataAt > r.dataLimit() {
+		r.dataCut = true
+		return
+	}
+	r.arena = append(r.arena, '\n')
 }
 
 // dataLimit is how much of the current event's data is kept: DataPrefixBytes,
 // or for an "endpoint" event maxLineBytes (at least DataPrefixBytes), so that
 // the session ID it announces reaches the caller whole.
 func (r *Rewriter) dataLimit() int {
-	if r.endpoint {
+	if string(r.evType) == "endpoint" {
 		return max(r.max, DataPrefixBytes)
 	}
 	return DataPrefixBytes
 }
 
-// valueBytes returns v for an Event: its span of the chunk, or a copy of
-// its buffer in the arena.
-func (r *Rewriter) valueBytes(v *value) []byte {
-	if v.inChunk {
-		return span(r.chunk[v.lo:v.hi])
+// eventData returns the event's data as reported: without the '\n' after
+// its last line, cut to dataLimit(), and whether it was cut.
+func (r *Rewriter) eventData() ([]byte, bool) {
+	data, cut := r.arena[r.dataAt:], r.dataCut
+	if !cut && len(data) > 0 && data[len(data)-1] == '\n' {
+		data = data[:len(data)-1]
 	}
-	return r.keep(v.buf)
+	if limit := r.dataLimit(); len(data) > limit {
+		data, cut = data[:limit], true
+	}
+	return data, cut
 }
 
-// span returns b capped so that an append by the caller cannot write into
-// the chunk, or nil when b is empty.
-func span(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
+// dispatch ends the event at the empty line that starts at p: it reports
+// the event when it carried an id or data, writes its held id line minted
+// with its kind, and clears it.
+func (r *Rewriter) dispatch(p int) {
+	kind := r.report()
+	if len(r.pend) > 0 {
+		r.flushTo(p)
+		r.writePend(kind, r.prev)
 	}
-	return b[:len(b):len(b)]
+	if r.minting && len(r.id) > 0 {
+		r.prev = append(r.prev[:0], r.id...)
+	}
+	r.id, r.evType, r.dataAt, r.dataCut = r.id[:0], r.evType[:0], len(r.arena), false
 }
 
-// keep copies b into the per-call arena and returns the copy, capped so that
-// an append by the caller cannot reach the next event's bytes. When the arena
-// grows, earlier events keep pointing into the old array, which stays valid.
+// report adds the event being built to Events when it carried an id or
+// data, and returns its kind (KindOther when not reported).
+func (r *Rewriter) report() cursor.EventKind {
+	data, cut := r.eventData()
+	if len(r.id) == 0 && len(r.arena) == r.dataAt {
+		return cursor.KindOther
+	}
+	kind := cursor.KindPriming
+	if len(r.id) == 0 || len(data) > 0 || cut {
+		kind = Classify(r.evType, data, cut)
+	}
+	if len(data) == 0 {
+		data = nil
+	}
+	ev := r.nextEvent()
+	ev.ID, ev.HasID, ev.Type = r.keep(r.id), len(r.id) > 0, r.keep(r.evType)
+	ev.Data, ev.Truncated, ev.Kind = data[:len(data):len(data)], cut, kind
+	return kind
+}
+
+// nextEvent returns a slot for one more event, filled in place by the
+// caller (it may hold an event of the previous call).
+func (r *Rewriter) nextEvent() *Event {
+	n := len(r.events)
+	if n < cap(r.events) {
+		r.events = r.events[:n+1]
+	} else {
+		r.events = append(r.events, Event{})
+	}
+	return &r.events[n]
+}
+
+// Bounds on the per-call event storage kept between calls. A chunk of tiny
+// events (at 7 bytes an event, "data:\n\n", the Event slice takes about 12
+// times the chunk) may need more; it is then allocated for that call and
+// dropped at the next, so a stream keeps at most this much.
+const (
+	keepEvents     = 1024
+	keepArenaBytes = 256 << 10
+)
+
+// releaseEvents empties the previous call's events, dropping storage that
+// grew past the bounds above; the data of the event being built moves to
+// the arena's start.
+func (r *Rewriter) releaseEvents() {
+	if cap(r.events) > keepEvents {
+		r.events = nil
+	}
+	r.events = r.events[:0]
+	building := r.arena[r.dataAt:]
+	if cap(r.arena) > keepArenaBytes {
+		r.arena = nil
+	}
+	r.arena, r.dataAt = append(r.arena[:0], building...), 0
+}
+
+// keep copies b into the per-call arena and returns the copy, capped so
+// that an append by the caller cannot reach the next event's bytes, or nil
+// when b is empty. When the arena grows, earlier events keep pointing into
+// the old array, which stays valid.
 func (r *Rewriter) keep(b []byte) []byte {
 	if len(b) == 0 {
 		return nil
@@ -134,106 +274,4 @@ func (r *Rewriter) keep(b []byte) []byte {
 	i := len(r.arena)
 	r.arena = append(r.arena, b...)
 	return r.arena[i:len(r.arena):len(r.arena)]
-}
-
-// kindOf is an event's kind: priming for an ID with empty data, else what
-// Classify makes of its type and data prefix.
-func kindOf(hasID bool, evType, data []byte, truncated bool) cursor.EventKind {
-	if hasID && len(data) == 0 && !truncated {
-		return cursor.KindPriming
-	}
-	return Classify(evType, data, truncated)
-}
-
-// Assembling an event: data and event lines fill the event being built, an
-// empty line dispatches it (the id lines are in idline.go).
-
-// dataField handles a line that starts "data:" at p: whole in the chunk, its
-// value is added to the data buffer at once; else it is read on by
-// valueRun.
-func (r *Rewriter) dataField(p int) int {
-	chunk := r.chunk
-	if e := nextEOL(chunk, p+5, &r.crAt); e >= 0 {
-		r.dataLine(valueStart(chunk, p+5, e), e)
-		return r.endLine(chunk[e], e)
-	}
-	r.field, r.ph = fieldData, phValueStart
-	return p + 5
-}
-
-// eventField handles a line that starts "event:" at p: whole in the chunk,
-// its value becomes the event type (a span of the chunk); else it is read on
-// by valueRun. A value longer than maxLineBytes overflows the stream, at
-// the start of the next line while an id line is held.
-func (r *Rewriter) eventField(p int) int {
-	chunk := r.chunk
-	e := nextEOL(chunk, p+6, &r.crAt)
-	if e < 0 {
-		r.field, r.ph = fieldEvent, phValueStart
-		r.startValue()
-		return p + 6
-	}
-	vs := valueStart(chunk, p+6, e)
-	if e-vs > r.max {
-		if !r.pend.on {
-			return r.overflowAt(p)
-		}
-		// The line passes; the held id line goes out after it.
-		r.field, r.ph = fieldLong, phValue
-		return vs
-	}
-	r.evType.setSpan(vs, e) // the last event field wins
-	if ep := string(chunk[vs:e]) == "endpoint"; ep != r.endpoint {
-		r.setEndpoint(ep)
-	}
-	return r.endLine(chunk[e], e)
-}
-
-// setEndpoint records whether the event type is now "endpoint", which sets
-// how much of the data lines that follow is kept. A data line still a span
-// of the chunk is cut first by the bound of its own time, as if it had been
-// copied then.
-func (r *Rewriter) setEndpoint(on bool) {
-	if on != r.endpoint && r.dataInChunk {
-		r.detachData()
-	}
-	r.endpoint = on
-}
-
-var newline = []byte{'\n'}
-
-// appendData appends b to the data buffer, keeping at most dataLimit()+1
-// bytes of it (the +1 is the '\n' that SSE strips from the end, so that a
-// data of exactly the limit is not truncated).
-func (r *Rewriter) appendData(b []byte) {
-	if r.dataInChunk {
-		r.detachData()
-	}
-	if room := r.dataLimit() + 1 - len(r.data); len(b) > room {
-		b = b[:max(room, 0)]
-		r.dataTrunc = true
-	}
-	r.data = append(r.data, b...)
-}
-
-// dataLine processes a data line whose value is chunk[lo:hi], whole in the
-// current chunk. The first data line of an event stays a span of the chunk.
-func (r *Rewriter) dataLine(lo, hi int) {
-	if r.hasData {
-		r.appendData(r.chunk[lo:hi])
-		r.appendData(newline)
-		return
-	}
-	r.dataInChunk, r.dataLo, r.dataHi, r.hasData = true, lo, hi, true
-}
-
-// detachData copies a data buffer that is a span of the current chunk into
-// data, so that it outlives the call or can be appended to.
-func (r *Rewriter) detachData() {
-	if r.dataInChunk {
-		r.dataInChunk = false
-		r.data = r.data[:0]
-		r.appendData(r.chunk[r.dataLo:r.dataHi])
-		r.appendData(newline)
-	}
 }

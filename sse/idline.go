@@ -2,229 +2,82 @@ package sse
 
 import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 
-// Holding and writing id lines. Without minting, an id value is tagged in
-// place; a line that may be an id field is held only until its end, which
-// tells whether its value is empty or holds NUL (then it passes as it came).
-// With minting, the event's last valid id line is held (pend) until the
-// empty line that dispatches the event, and written just before it with its
-// value minted (dispatchHeld); an id line overridden by a later one goes out
-// tagged prefix+id where that later line starts.
+// Stage 2, the event step for id lines: tag, hold, mint. A line that is (or
+// may be) an id field is held from its first byte (line) until its end,
+// which tells whether its value is empty (it resets the ID) or holds NUL
+// (it is ignored): then it passes as it came. A valid one is tagged in place,
+// or, minting, held (pend) until the empty line that dispatches its event,
+// and written just before it, its value minted (dispatch, writePend); an id
+// line overridden by a later one goes out tagged prefix+id where that later
+// line starts.
 
-// idField handles a line that starts "id:" at p. Whole in the chunk, it is
-// tagged in place, held (minting), or, empty, resets the ID; else it is held
-// from its first byte and read on by valueRun.
-func (r *Rewriter) idField(p int) int {
-	chunk := r.chunk
-	e := nextEOL(chunk, p+3, &r.crAt)
-	if e < 0 {
-		r.flushTo(p)
-		r.holdLine("id:")
-		r.edited = true
-		r.field, r.ph = fieldID, phValueStart
-		r.startValue()
-		r.fwd = p + 3
-		return p + 3
+// startName holds, from its first byte, a line whose name the chunk's end
+// cut while it may be an id field.
+func (r *Rewriter) startName(p, end int) {
+	if r.head[0] == 'i' {
+		r.holdTo(p, end)
 	}
-	vs := valueStart(chunk, p+3, e)
-	switch v := chunk[vs:e]; {
-	case len(v) > r.max:
-		return r.overflowAt(p)
-	case len(v) == 0: // resets the last event ID
-		if r.pend.on {
-			r.flushTo(p)
-			r.flushPend()
-			r.edited = true
-		}
-		r.id.clear()
-		r.hasID = false
-	case hasNUL(v): // SSE ignores the field
-	default:
-		r.wholeID(p, vs, e)
-	}
-	return r.endLine(chunk[e], e)
 }
 
-// wholeID takes the valid id line chunk[p:e+1] whose value starts at vs:
-// minting, it is held as a span of the chunk; else its value is tagged in
-// place.
-func (r *Rewriter) wholeID(p, vs, e int) {
-	chunk := r.chunk
-	v := chunk[vs:e]
-	if r.pend.on {
-		// Overridden by this one, it goes out where this one starts.
-		r.flushTo(p)
-		r.flushPend()
-		r.edited = true
-	}
-	switch {
-	case r.holds():
-		r.flushTo(p)
-		r.fwd = e + 1
-		r.pend = pendLine{on: true, inChunk: true, lo: p, hi: e + 1, val: vs - p, end: e - p, cr: chunk[e] == '\r'}
-		r.edited = true
-	case r.prefix == "":
-	case v[0] == '~':
-		// Escaped, so that it cannot read as minted.
-		r.flushTo(vs)
-		r.out = cursor.AppendMinted(r.out, r.t, v, nil, cursor.KindOther)
-		r.fwd = e
-		r.edited = true
-		r.tagged++
-	default:
-		r.flushTo(vs)
-		r.out = appendShort(r.out, r.prefix)
-		r.edited = true
-		r.tagged++
-	}
-	r.id.setSpan(vs, e)
-	r.hasID = true
+// holdTo adds chunk[p:q] to the held current line; bytes before p pass.
+func (r *Rewriter) holdTo(p, q int) {
+	r.flushTo(p)
+	r.line = append(r.line, r.chunk[p:q]...)
+	r.fwd = q
+	r.edited = true
 }
 
-// endIDValue ends an id line read byte by byte (held whole in hold after any
-// pending line), eol being the byte that ends it: an empty value resets the
-// ID, one with NUL passes as it came, a valid one is held (minting) or goes
-// out tagged in place. It reports whether the line is now held.
-func (r *Rewriter) endIDValue(eol byte) (held bool) {
-	line := r.hold[r.pend.n:]
-	v := r.hold[r.idValue:]
+// releaseLine lets the held current line pass as it came.
+func (r *Rewriter) releaseLine() {
+	r.out = append(r.out, r.line...)
+	r.line = r.line[:0]
+}
+
+// idBytes holds chunk[p:end], bytes of the current id line; a value longer
+// than max overflows the stream.
+func (r *Rewriter) idBytes(p, end int) {
+	r.holdTo(p, end)
+	if len(r.line)-idValueAt(r.line) > r.max {
+		r.overflowAt(end)
+	}
+}
+
+// idValueAt returns where the value of an id line starts: after "id:" and
+// the one space SSE drops (the end of "id", a name alone).
+func idValueAt(line []byte) int {
+	if len(line) > 3 && line[3] == ' ' {
+		return 4
+	}
+	return min(len(line), 3)
+}
+
+// idLine takes a whole id line, line, which ends at e: its bytes are not
+// in the output yet and the chunk passes from e on. An empty value resets
+// the event's ID, one with NUL is ignored (both pass as they came), a valid
+// one is held until its event dispatches (minting) or tagged in place.
+func (r *Rewriter) idLine(line []byte, e int) {
+	v := line[idValueAt(line):]
 	switch {
 	case len(v) == 0: // "id", "id:", "id: " reset the last event ID
-		if r.pend.on {
-			r.appendPend(cursor.KindOther, nil)
-		}
+		r.writePend(cursor.KindOther, nil)
 		r.out = append(r.out, line...)
-		r.hold = r.hold[:0]
-		r.pend = pendLine{}
-		r.id.clear()
-		r.hasID = false
+		r.id = r.id[:0]
 	case hasNUL(v): // SSE ignores the field
 		r.out = append(r.out, line...)
-		r.hold = r.hold[:r.pend.n]
-	case r.pend.on: // overridden by this one, at its place
-		r.appendPend(cursor.KindOther, nil)
-		r.dropPend()
-		return r.endIDValue(eol)
-	case r.holds():
-		r.id.clear()
-		r.id.buf = append(r.id.buf, r.hold[r.idValue:]...)
-		r.hasID = true
-		r.hold = append(r.hold, eol)
-		r.pend = pendLine{on: true, n: len(r.hold), val: r.idValue, end: len(r.hold) - 1, cr: eol == '\r'}
-		return true
 	default:
-		r.out = append(r.out, r.hold[:r.idValue]...)
-		r.appendInPlace(v)
-		r.id.clear()
-		r.id.buf = append(r.id.buf, v...)
-		r.hasID = true
-		r.hold = r.hold[:0]
-	}
-	return false
-}
-
-// appendInPlace appends the tag of an id value v tagged in place, and v:
-// prefix+v, or for a v that starts with '~' its escaped form
-// (cursor.AppendMinted of kind KindOther), so that no plain cursor reads as
-// minted, whether the guard mints or not. On TransportNone v is appended as
-// it is.
-func (r *Rewriter) appendInPlace(v []byte) {
-	if r.prefix == "" {
-		r.out = append(r.out, v...)
-		return
-	}
-	r.tagged++
-	r.out = cursor.AppendMinted(r.out, r.t, v, nil, cursor.KindOther)
-}
-
-// holdLine starts holding the current line, whose first bytes are s.
-func (r *Rewriter) holdLine(s string) {
-	r.detachPend()
-	r.hold = append(r.hold[:r.pend.n], s...)
-}
-
-// releaseLine lets the held current line pass: it is not an id field.
-func (r *Rewriter) releaseLine() {
-	r.out = append(r.out, r.hold[r.pend.n:]...)
-	r.hold = r.hold[:r.pend.n]
-}
-
-// pendBytes returns the held id line.
-func (r *Rewriter) pendBytes() []byte {
-	if r.pend.inChunk {
-		return r.chunk[r.pend.lo:r.pend.hi]
-	}
-	return r.hold[:r.pend.n]
-}
-
-// detachPend copies a held id line that is a span of the current chunk into
-// hold, so that it outlives the call or a current line can follow it there.
-func (r *Rewriter) detachPend() {
-	if r.pend.inChunk {
-		r.hold = append(r.hold[:0], r.chunk[r.pend.lo:r.pend.hi]...)
-		r.pend.n, r.pend.inChunk = len(r.hold), false
+		r.writePend(cursor.KindOther, nil) // overridden by this one, where this one starts
+		r.id = append(r.id[:0], v...)
+		if r.holds() {
+			r.pend = append(append(r.pend[:0], line...), r.chunk[e])
+			r.fwd = e + 1
+			return
+		}
+		r.out = append(r.out, line[:len(line)-len(v)]...)
+		r.out = r.appendTagged(r.out, v)
 	}
 }
 
-// dropPend forgets the held id line, keeping the current line held after
-// it.
-func (r *Rewriter) dropPend() {
-	if !r.pend.inChunk {
-		r.hold = r.hold[:copy(r.hold, r.hold[r.pend.n:])]
-		r.idValue -= r.pend.n
-	}
-	r.pend = pendLine{}
-}
-
-// pendLF adds the '\n' of a "\r\n" to the held id line; it follows the line
-// at once, at a line start.
-func (r *Rewriter) pendLF() {
-	if r.pend.inChunk {
-		r.pend.hi++
-		return
-	}
-	r.hold = append(r.hold, '\n')
-	r.pend.n++
-}
-
-// appendPend appends the held id line to the output with its value tagged:
-// cursor.AppendMinted with kind k and previous ID prev, its line ending as
-// it came. (A held line never ends with a lone '\r' that a '\n' could join
-// where it goes: a '\r' no '\n' follows writes it out at once, loneCR.)
-func (r *Rewriter) appendPend(k cursor.EventKind, prev []byte) {
-	line := r.pendBytes()
-	id := line[r.pend.val:r.pend.end]
-	r.tagged++
-	r.out = append(r.out, line[:r.pend.val]...)
-	if !cursor.NeedsMint(id, k) {
-		// prefix+id and the line ending as they are: most events.
-		r.out = appendShort(r.out, r.prefix)
-		r.out = append(r.out, line[r.pend.val:]...)
-		return
-	}
-	r.out = cursor.AppendMinted(r.out, r.t, id, prev, k)
-	r.out = append(r.out, line[r.pend.end:]...)
-}
-
-// flushPend appends the held id line tagged prefix+id and forgets it; the
-// current line is not held.
-func (r *Rewriter) flushPend() {
-	r.appendPend(cursor.KindOther, nil)
-	r.dropPend()
-}
-
-// dispatchHeld dispatches the event at an empty line, appending its held id
-// line, minted, to the output.
-func (r *Rewriter) dispatchHeld() {
-	k := r.dispatch()
-	line := r.pendBytes()
-	r.appendPend(k, r.prev)
-	r.prev = append(r.prev[:0], line[r.pend.val:r.pend.end]...)
-	r.dropPend()
-}
-
-// hasNUL reports whether v contains a NUL byte. An id value is usually a
-// few bytes long: an inlined loop costs less than a call to
-// bytes.IndexByte, most of all in Wasm.
+// hasNUL reports whether v holds a NUL byte (an id field SSE ignores).
 func hasNUL(v []byte) bool {
 	for _, c := range v {
 		if c == 0 {
@@ -234,16 +87,79 @@ func hasNUL(v []byte) bool {
 	return false
 }
 
-// appendShort appends a short s, such as a tag prefix, to out byte by
-// byte when it fits: cheaper than a memmove call, most of all in Wasm.
-func appendShort(out []byte, s string) []byte {
-	n := len(out)
-	if cap(out)-n < len(s) {
-		return append(out, s...)
+// holds reports whether a valid id line that ends now is held until its
+// event dispatches (minting), rather than tagged in place: not on the
+// stream's first line after a BOM, nor once the stream has ended a line
+// with a lone '\r' (both not lines of their own to the Go SDK's reader).
+func (r *Rewriter) holds() bool { return r.minting && !r.bomLine && !r.sawLoneCR }
+
+// appendTagged appends an id value v tagged in place: prefix+v, or for a v
+// that starts with '~' its escaped form (cursor.AppendMinted of kind
+// KindOther), so that no plain cursor reads as minted, whether the guard
+// mints or not. On TransportNone v is appended as it is.
+func (r *Rewriter) appendTagged(out, v []byte) []byte {
+	if r.prefix == "" {
+		return append(out, v...)
 	}
-	out = out[:n+len(s)]
-	for i := 0; i < len(s); i++ {
-		out[n+i] = s[i]
+	r.tagged++
+	r.edited = true
+	return cursor.AppendMinted(out, r.t, v, nil, cursor.KindOther)
+}
+
+// writePend appends the held id line, if any, to the output and forgets it:
+// its value becomes cursor.AppendMinted of kind k and previous ID prev (for
+// anything but a response, prefix+id), its line ending stays as it came.
+func (r *Rewriter) writePend(k cursor.EventKind, prev []byte) {
+	if len(r.pend) == 0 {
+		return
 	}
-	return out
+	at, end := idValueAt(r.pend), r.pendEOL()
+	r.out = append(r.out, r.pend[:at]...)
+	r.out = cursor.AppendMinted(r.out, r.t, r.pend[at:end], prev, k)
+	r.out = append(r.out, r.pend[end:]...)
+	r.pend = r.pend[:0]
+	r.tagged++
+	r.edited = true
+}
+
+// pendEOL returns where the line ending of the held id line starts: its
+// last bytes, "\n", "\r" or "\r\n".
+func (r *Rewriter) pendEOL() int {
+	end := len(r.pend) - 1
+	if end > 0 && r.pend[end] == '\n' && r.pend[end-1] == '\r' {
+		end--
+	}
+	return end
+}
+
+// pendCRLF takes the '\n' at p that completes a "\r\n": when the held id
+// line ended with that '\r', the '\n' joins it.
+func (r *Rewriter) pendCRLF(p int) {
+	if len(r.pend) > 0 && r.pend[len(r.pend)-1] == '\r' {
+		r.pend = append(r.pend, '\n')
+		r.fwd = p + 1
+	}
+}
+
+// pendLoneCR takes the news, at the line start p, that the line before
+// ended with a '\r' no '\n' follows: a line end the Go SDK's reader does
+// not know (it ends lines at '\n' only; id lines are no longer held, see
+// holds). A held id line that this '\r' ends goes out at once, where it
+// was, tagged prefix+id: moved, it would be glued to its neighbours for
+// that reader.
+func (r *Rewriter) pendLoneCR(p int) {
+	if len(r.pend) > 0 && r.pend[len(r.pend)-1] == '\r' {
+		r.flushTo(p)
+		r.writePend(cursor.KindOther, nil)
+	}
+}
+
+// firstLineBeforeBOM writes out the held id line when it is the stream's
+// first line and the line starting at p, no field, begins with a BOM's
+// first byte: moved after that line, it would let a BOM lead the stream,
+// which a client skips.
+func (r *Rewriter) firstLineBeforeBOM(p int) {
+	if r.chunk[p] == bom[0] && len(r.pend) > 0 && !r.wrote && len(r.out) == r.start && r.fwd == p {
+		r.writePend(cursor.KindOther, nil)
+	}
 }

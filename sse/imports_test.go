@@ -13,9 +13,8 @@ import (
 // and the package free of the proxy-wasm SDK.
 func TestImports(t *testing.T) {
 	allowed := map[string]bool{
-		"bytes":     true,
-		"math/bits": true,
-		"unsafe":    true,
+		"bytes":  true,
+		"unsafe": true,
 		"github.com/mcp-resume-guard/mcp-resume-guard/cursor": true,
 		"github.com/tidwall/gjson":                            true,
 	}

@@ -26,82 +26,113 @@ const DefaultMaxLineBytes = 4096
 // the self-describing cursor of cursor.AppendMinted (see SetMint). Data,
 // comments and other fields are still forwarded at once.
 type Rewriter struct {
-	// Configuration.
+	// Configuration (Reset, SetMint).
 	t       cursor.Transport
-	prefix  string // tag prefix of the route's transport
+	prefix  string // tag prefix of t; "" on TransportNone, where nothing is tagged
 	max     int    // bound on a buffered id or event type value
-	mint    bool   // SetMint, kept across Reset
-	minting bool   // mint, on a transport with a prefix, for this stream
+	mint    bool   // SetMint; kept across Reset
+	minting bool   // mint on this stream (never on TransportNone)
 
-	stream // the state that crosses chunks
-	pass   // the state of one Rewrite call
+	// The scanner's state across chunks (scan.go).
+	in   lineState // where the scanner stands: at a line start, or inside a line the chunk's end cut
+	head [6]byte   // the first bytes of a cut line while they do not yet tell its field (in == inName)
+	// headN is how many bytes of head are set.
+	headN int
+	// bom counts the bytes of a UTF-8 BOM matched at the stream's start;
+	// -1 once the stream's first line has begun.
+	bom int
+	// afterCR: the line before ended with '\r', so a '\n' next completes
+	// it ("\r\n") rather than being an empty line.
+	afterCR bool
+	// spaceNext: the current data or event value starts at the next byte,
+	// where SSE drops one space.
+	spaceNext bool
 
-	// The events reported for one call (Events).
+	// What the id lines need to know of the stream (idline.go).
+	// bomLine: the current line is the stream's first and follows a BOM,
+	// which the Go SDK's reader keeps in it: an id line there is tagged in
+	// place, never held.
+	bomLine bool
+	// sawLoneCR: a line ended with a '\r' no '\n' followed, which the Go
+	// SDK's reader does not take as a line end: from then on id lines are
+	// tagged in place, never held.
+	sawLoneCR bool
+	wrote     bool // some byte of the stream has been written out
+	// overflowed: a value outgrew max; the stream passes untouched.
+	overflowed bool
+	// overflowNext: an event type outgrew max while an id line was held;
+	// the stream overflows at the next line start, after its line ending.
+	overflowNext bool
+
+	// Held bytes (idline.go).
+	line []byte // the current line from its first byte, while it is (or may be) an id field
+	pend []byte // minting: the event's id line, held until the event dispatches
+	both []byte // pend followed by line, for Held
+	prev []byte // upstream ID of the stream's previous event with an ID: a minted cursor's previous ID
+
+	// The event being built, cleared at dispatch (event.go).
+	id     []byte // the last valid non-empty id value; empty: the event has no ID
+	evType []byte // the value of the last event field, at most max bytes
+	// dataAt: the event's data lines, each followed by '\n', are
+	// arena[dataAt:], where its Event will point; at most dataLimit()+1
+	// bytes of them.
+	dataAt  int
+	dataCut bool // the data lines were cut at that bound
+
+	// One Rewrite call.
+	chunk  []byte // the chunk being rewritten; nil between calls
+	out    []byte // dst, extended with the output so far; nil between calls
+	start  int    // len(dst): out[start:] is this call's output
+	fwd    int    // chunk[fwd:p] was seen, passes unchanged and is not yet in out
+	edited bool   // the output may differ from the chunk
+	tagged int    // id fields tagged in this call (Tagged)
 	events []Event
-	stale  int    // events[len(events):stale] may still refer to an earlier chunk
-	arena  []byte // backs the events' ID, Type and Data
+	arena  []byte // the events' ID, Type and Data, then the data of the event being built
 }
 
 // NewRewriter returns a Rewriter for a stream served on transport t.
 // maxLineBytes bounds the id and event type values it buffers; a value of 0
 // or less means DefaultMaxLineBytes.
 func NewRewriter(t cursor.Transport, maxLineBytes int) *Rewriter {
-	r := &Rewriter{
-		stream: stream{
-			hold: make([]byte, 0, 64),
-			prev: make([]byte, 0, 64),
-			building: building{
-				id:     value{buf: make([]byte, 0, 64)},
-				evType: value{buf: make([]byte, 0, 32)},
-				data:   make([]byte, 0, DataPrefixBytes+1),
-			},
-		},
-	}
+	r := &Rewriter{}
 	r.Reset(t, maxLineBytes)
 	return r
 }
 
-// Reset prepares r for a new stream on transport t, keeping its buffers.
+// Reset prepares r for a new stream on transport t, keeping its buffers and
+// its SetMint setting.
 func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 	if maxLineBytes <= 0 {
 		maxLineBytes = DefaultMaxLineBytes
 	}
-	clear(r.events) // they may point into the last stream's chunk
 	*r = Rewriter{
 		t:       t,
 		prefix:  t.Prefix(),
 		max:     maxLineBytes,
 		mint:    r.mint,
 		minting: r.mint && t.Prefix() != "",
-		stream: stream{
-			hold: r.hold[:0],
-			prev: r.prev[:0],
-			building: building{
-				id:     value{buf: r.id.buf[:0]},
-				evType: value{buf: r.evType.buf[:0]},
-				data:   r.data[:0],
-			},
-		},
-		events: r.events[:0],
-		arena:  r.arena[:0],
+		line:    r.line[:0],
+		pend:    r.pend[:0],
+		both:    r.both[:0],
+		prev:    r.prev[:0],
+		id:      r.id[:0],
+		evType:  r.evType[:0],
+		events:  r.events[:0],
+		arena:   r.arena[:0],
 	}
 }
-
-// Events returns the events dispatched during the last Rewrite call, in
-// order. The slice and the bytes it refers to are reused by the next call;
-// they may refer to that call's chunk (see Event).
-func (r *Rewriter) Events() []Event { return r.events }
 
 // SetMint sets whether the Rewriter mints self-describing cursors. When on,
 // the last valid non-empty id line of each event is held until the event
 // dispatches and written just before the empty line that dispatches it,
 // with its value replaced by cursor.AppendMinted(nil, t, id, prev, kind):
 // kind is the event's Kind (Classify of its type and data) and prev the
-// upstream ID of the stream's previous event with an ID (see Resume). The line keeps its own
-// bytes otherwise: field name, colon, optional space and line ending. An id line that already
-// ends its event (C#, Rust rmcp) thus stays where it is. A compliant SSE
-// client applies an event's id only at dispatch, so it cannot observe the
-// move. The rare bytes written elsewhere are:
+// upstream ID of the stream's previous event with an ID (see Resume). The
+// line keeps its own bytes otherwise: field name, colon, optional space and
+// line ending. An id line that already ends its event (C#, Rust rmcp) thus
+// stays where it is. A compliant SSE client applies an event's id only at
+// dispatch, so it cannot observe the move. The rare bytes written elsewhere
+// are:
 //
 //   - an id line overridden by a later non-empty one, or followed by an empty
 //     one (which resets the ID), goes out tagged prefix+id where that later
@@ -132,7 +163,7 @@ func (r *Rewriter) Events() []Event { return r.events }
 // stream has not started; Reset keeps it.
 func (r *Rewriter) SetMint(on bool) {
 	r.mint = on
-	if r.ph == phBOM && r.nameN == 0 {
+	if r.bom == 0 {
 		r.minting = on && r.prefix != ""
 	}
 }
@@ -151,13 +182,22 @@ func (r *Rewriter) Resume(prev []byte) {
 // Held returns the bytes Rewrite has consumed but not yet written out: the
 // start of a line that may be an id field, cut by a chunk boundary, and,
 // while minting, the id line held until its event dispatches (which may span
-// many chunks). They come out (tagged or not) in a later call. A caller that
-// stops feeding the rewriter must forward them itself, in front of the next
-// chunk, or they are lost: they then still lie inside the event they came
-// from, so a client sees the same events, with that event's ID untagged —
-// provided HeldPrependable reports true. The slice is valid until the next
-// Rewrite or Reset.
-func (r *Rewriter) Held() []byte { return r.hold }
+// many chunks), that one first. They come out (tagged or not) in a later
+// call. A caller that stops feeding the rewriter must forward them itself,
+// in front of the next chunk, or they are lost: they then still lie inside
+// the event they came from, so a client sees the same events, with that
+// event's ID untagged — provided HeldPrependable reports true. The slice is
+// valid until the next Rewrite or Reset.
+func (r *Rewriter) Held() []byte {
+	switch {
+	case len(r.pend) == 0:
+		return r.line
+	case len(r.line) == 0:
+		return r.pend
+	}
+	r.both = append(append(r.both[:0], r.pend...), r.line...)
+	return r.both
+}
 
 // HeldPrependable reports whether Held, sent in front of the next chunk,
 // lands where a client sees the same events. It does unless a minting
@@ -168,17 +208,13 @@ func (r *Rewriter) Held() []byte { return r.hold }
 // the next chunk, or drop it (that event then loses its ID, so a client
 // resuming from it gets it again). It is always true when not minting.
 func (r *Rewriter) HeldPrependable() bool {
-	if !r.pend.on || len(r.hold) > r.pend.n {
+	if len(r.pend) == 0 || len(r.line) > 0 {
 		return true // nothing held but a line, from its first byte
 	}
-	if r.afterCR || r.hold[len(r.hold)-1] == '\r' {
+	if r.afterCR || r.pend[len(r.pend)-1] == '\r' {
 		return false
 	}
-	switch r.ph {
-	case phLineStart, phBOM:
-		return true
-	}
-	return false
+	return r.in == atLineStart && !r.overflowNext
 }
 
 // Overflowed reports whether the stream exceeded maxLineBytes (an id or event
@@ -186,12 +222,16 @@ func (r *Rewriter) HeldPrependable() bool {
 // are tagged and no more events are reported. (While minting holds an id
 // line, an event type too long overflows the stream at the end of its line,
 // where the held line goes out.)
-func (r *Rewriter) Overflowed() bool { return r.ph == phOverflow }
+func (r *Rewriter) Overflowed() bool { return r.overflowed }
 
 // Tagged returns how many id fields were tagged during the last Rewrite call
 // (always 0 on TransportNone, whose prefix is empty). While minting, an id
 // line counts in the call that writes it out.
 func (r *Rewriter) Tagged() int { return r.tagged }
+
+// Events returns the events dispatched during the last Rewrite call, in
+// order. The slice and the bytes it refers to are reused by the next call.
+func (r *Rewriter) Events() []Event { return r.events }
 
 // Rewrite consumes the next chunk of the upstream body and appends to dst the
 // bytes to send downstream now, returning the extended slice. changed is
@@ -199,96 +239,37 @@ func (r *Rewriter) Tagged() int { return r.tagged }
 // leave the host's buffer alone). eos marks the last chunk: every held byte
 // is flushed, and an unterminated final event is not reported in Events
 // (WHATWG readers discard it) though its bytes are forwarded (see flushHeld
-// for its ID). Call Reset before feeding
-// another stream. dst must not overlap chunk.
+// for its ID). Call Reset before feeding another stream. dst must not
+// overlap chunk.
 //
 // The events dispatched by the empty lines in chunk are available from
 // Events until the next call, so a caller can record them before the bytes
 // that carry them leave.
 func (r *Rewriter) Rewrite(dst, chunk []byte, eos bool) (out []byte, changed bool) {
 	r.releaseEvents()
-	defer r.clearStale()
-	if r.ph == phOverflow {
-		r.tagged = 0
+	r.tagged = 0
+	if r.overflowed {
 		return append(dst, chunk...), false
 	}
 	// Bytes held by an earlier call come out now or later.
-	r.pass = pass{chunk: chunk, out: dst, start: len(dst), crAt: -1, edited: len(r.hold) > 0}
-	for p := 0; p < len(chunk) && r.ph != phOverflow; {
-		p = r.step(p)
-	}
+	r.chunk, r.out, r.start, r.fwd = chunk, dst, len(dst), 0
+	r.edited = len(r.pend) > 0 || len(r.line) > 0
+	r.scan()
 	r.flushTo(len(chunk))
 	r.wrote = r.wrote || len(r.out) > r.start
-	// The event being built may go on in the next chunk.
-	r.id.detach(chunk)
-	r.evType.detach(chunk)
-	r.detachData()
-	r.detachPend()
-	r.chunk = nil
-	if eos && len(r.hold) > 0 {
+	if eos && (len(r.pend) > 0 || len(r.line) > 0) {
 		r.endOfStream()
 	}
-	out, start, edited := r.out, r.start, r.edited
-	r.out = nil
-	if !edited {
+	out, r.out, r.chunk = r.out, nil, nil
+	if !r.edited {
 		return out, false
 	}
-	return out, !bytes.Equal(out[start:], chunk)
+	return out, !bytes.Equal(out[r.start:], chunk)
 }
 
-// step advances over the chunk from p by the rule of the current phase and
-// returns the next position: lines whole in the chunk go by the fast path
-// (lines), a line cut by the chunk's end byte by byte.
-func (r *Rewriter) step(p int) int {
-	switch r.ph {
-	case phBOM:
-		return r.bomByte(p)
-	case phLineStart:
-		return r.lines(p)
-	case phName:
-		return r.nameByte(p)
-	case phValueStart:
-		return r.valueStartByte(p)
-	case phValue:
-		return r.valueRun(p)
-	case phSkip:
-		return r.skipLine(p)
-	case phOverflowNext:
-		return r.overflowNext(p)
-	}
-	return len(r.chunk)
-}
-
-// Bounds on the per-call event storage kept between calls. A chunk of tiny
-// events (at 7 bytes an event, "data:\n\n", the Event slice takes about 12
-// times the chunk) may need more; it is then allocated for that call and
-// dropped at the next, so a stream keeps at most this much.
-const (
-	keepEvents     = 1024
-	keepArenaBytes = 256 << 10
-)
-
-// releaseEvents empties the previous call's events, dropping storage that
-// grew past the bounds above. Their slots are reused in place by dispatch;
-// clearStale zeroes those the new call leaves over.
-func (r *Rewriter) releaseEvents() {
-	r.stale = len(r.events)
-	if cap(r.events) > keepEvents {
-		r.events, r.stale = nil, 0
-	}
-	if cap(r.arena) > keepArenaBytes {
-		r.arena = nil
-	}
-	r.events = r.events[:0]
-	r.arena = r.arena[:0]
-}
-
-// clearStale zeroes the slots past this call's events that still hold an
-// earlier call's events, whose slices may point into the caller's earlier
-// chunks: the Rewriter must not keep those alive.
-func (r *Rewriter) clearStale() {
-	if n := len(r.events); r.stale > n {
-		clear(r.events[n:r.stale])
-	}
-	r.stale = 0
+// flushTo appends the chunk's bytes seen up to p, which pass unchanged, to
+// the output.
+func (r *Rewriter) flushTo(p int) {
+	r.out = append(r.out, r.chunk[r.fwd:p]...)
+	r.fwd = p
 }

@@ -1,75 +1,79 @@
 package sse
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 )
 
-// Tests of the rewriter's stages on their own (lines, field, event, id
-// line, end); the semantic tests, the reference parser and the fuzz targets
-// drive them together through Rewrite.
-
-// stageRewriter returns a Rewriter standing at the start of a line of a
-// stream already under way, inside a call on chunk.
-func stageRewriter(tr cursor.Transport, mint bool, chunk []byte) *Rewriter {
-	r := NewRewriter(tr, 0)
-	r.SetMint(mint)
-	r.ph = phLineStart
-	r.pass = pass{chunk: chunk, crAt: -1}
-	return r
-}
+// Tests of the rewriter's stages (scan, id line, end of stream); the
+// semantic tests, the reference parser and the fuzz targets drive them
+// together through Rewrite.
 
 func TestFieldOf(t *testing.T) {
 	for _, tc := range []struct {
-		line string
-		want lineKind
+		head  string
+		ended bool
+		f     lineState
+		value int
+		known bool
 	}{
-		{"data: x", lineData}, {"data:", lineData}, {"data", lineMaybe}, {"dat", lineMaybe}, {"d", lineMaybe},
-		{"dato: x", lineMaybe}, {"event:message", lineEvent}, {"event", lineMaybe}, {"events: x", lineMaybe},
-		{"id: 1", lineID}, {"id:", lineID}, {"id", lineMaybe}, {"i", lineMaybe}, {"idx: 1", lineMaybe},
-		{"\n", lineEmpty}, {"\r\n", lineEmpty}, {"\r", lineEmpty},
-		{": comment", lineOther}, {"retry: 10", lineOther}, {"Data: x", lineOther}, {" id: 1", lineOther}, {"\xef\xbb\xbf", lineOther},
+		{"data: x", true, inData, 5, true}, {"data:", false, inData, 5, true}, {"data", true, inData, 4, true},
+		{"data", false, 0, 0, false}, {"dat", false, 0, 0, false}, {"d", false, 0, 0, false}, {"dat", true, inOther, 0, true},
+		{"dato: x", true, inOther, 0, true}, {"event:message", true, inEvent, 6, true}, {"event", false, 0, 0, false},
+		{"events", false, inOther, 0, true}, {"id: 1", true, inID, 3, true}, {"id:", false, inID, 3, true},
+		{"id", true, inID, 2, true}, {"id", false, 0, 0, false}, {"i", false, 0, 0, false}, {"idx", false, inOther, 0, true},
+		{"", true, inEmpty, 0, true}, {": comment", false, inOther, 0, true}, {"retry: 10", true, inOther, 0, true},
+		{"Data: x", true, inOther, 0, true}, {" id: 1", true, inOther, 0, true}, {"\xef\xbb\xbf", false, inOther, 0, true},
 	} {
-		if got := fieldOf([]byte(tc.line)); got != tc.want {
-			t.Errorf("fieldOf(%q) = %d, want %d", tc.line, got, tc.want)
+		f, value, known := fieldOf([]byte(tc.head), tc.ended)
+		if known != tc.known || known && (f != tc.f || value != tc.value) {
+			t.Errorf("fieldOf(%q, %v) = %d, %d, %v; want %d, %d, %v", tc.head, tc.ended, f, value, known, tc.f, tc.value, tc.known)
 		}
 	}
 }
 
-// TestLinesStage checks the line-end stage: where lines stops and what it
-// carries to the next chunk (a '\r' at the chunk's end, a cut line).
-func TestLinesStage(t *testing.T) {
+// TestScanState checks what the scanner carries from one chunk to the next:
+// where it stands in a line, the cut name, a '\r' at the chunk's end, a part
+// of a BOM.
+func TestScanState(t *testing.T) {
 	for _, tc := range []struct {
 		name, chunk string
-		stop        int
-		ph          phase
+		in          lineState
+		head        string
 		afterCR     bool
+		bom         int
 	}{
-		{"whole lines", ": a\nretry: 1\r\n: b\r", 18, phLineStart, true},
-		{"cr at the chunk's end", ": a\r", 4, phLineStart, true},
-		{"cut comment", ": a\n: b", 7, phSkip, false},
-		{"cut data line", "data: x", 5, phValueStart, false},
-		{"cut event line", ": a\nevent: m", 10, phValueStart, false},
-		{"cut id line", "id: 1", 3, phValueStart, false},
-		{"maybe a field", "da", 1, phName, false},
+		{"whole lines", ": a\nretry: 1\r\n: b\n", atLineStart, "", false, -1},
+		{"cr at the chunk's end", ": a\r", atLineStart, "", true, -1},
+		{"cut comment", ": a\n: b", inOther, "", false, -1},
+		{"cut data line", "data: x", inData, "", false, -1},
+		{"cut event line", ": a\nevent: m", inEvent, "", false, -1},
+		{"cut id line", "id: 1", inID, "", false, -1},
+		{"cut name", "ev", inName, "ev", false, -1},
+		{"name cut twice", "ev|en", inName, "even", false, -1},
+		{"part of a bom", "\xef\xbb", atLineStart, "", false, 2},
+		{"bom", "\xef\xbb\xbf", atLineStart, "", false, -1},
+		{"part of a bom, then a line", "\xef\xbbid", inOther, "", false, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := stageRewriter(cursor.TransportSSE, false, []byte(tc.chunk))
-			if p := r.lines(0); p != tc.stop || r.ph != tc.ph || r.afterCR != tc.afterCR {
-				t.Fatalf("lines(%q) stops at %d in phase %d afterCR %v, want %d, %d, %v", tc.chunk, p, r.ph, r.afterCR, tc.stop, tc.ph, tc.afterCR)
+			r := NewRewriter(cursor.TransportSSE, 0)
+			for _, c := range strings.Split(tc.chunk, "|") {
+				r.Rewrite(nil, []byte(c), false)
+			}
+			if r.in != tc.in || string(r.head[:r.headN]) != tc.head || r.afterCR != tc.afterCR || r.bom != tc.bom {
+				t.Fatalf("in %d head %q afterCR %v bom %d; want %d %q %v %d", r.in, r.head[:r.headN], r.afterCR, r.bom, tc.in, tc.head, tc.afterCR, tc.bom)
 			}
 		})
 	}
 	// A '\n' that starts the next chunk completes the "\r\n": no empty
 	// line, no dispatch.
-	r := stageRewriter(cursor.TransportSSE, false, []byte("data: x\r"))
-	r.lines(0)
-	r.detachData()
-	r.chunk, r.crAt = []byte("\ndata: y\n\n"), -1
-	r.lines(0)
-	if len(r.events) != 1 || string(r.events[0].Data) != "x\ny" {
-		t.Fatalf("a \\r\\n cut by a chunk boundary: events %s", dumpEvents(r.events))
+	r := NewRewriter(cursor.TransportSSE, 0)
+	r.Rewrite(nil, []byte("data: x\r"), false)
+	r.Rewrite(nil, []byte("\ndata: y\n\n"), false)
+	if evs := r.Events(); len(evs) != 1 || string(evs[0].Data) != "x\ny" {
+		t.Fatalf("a \\r\\n cut by a chunk boundary: events %s", dumpEvents(evs))
 	}
 }
 
@@ -94,35 +98,37 @@ func TestNameStage(t *testing.T) {
 	}
 }
 
-// TestIDLineStage checks the id-line stage on its own: tagging in place,
-// escaping, holding and writing the held line.
+// TestIDLineStage checks the id-line stage: tagging in place, escaping,
+// holding, and writing the held line at dispatch with its value minted and
+// its own line ending.
 func TestIDLineStage(t *testing.T) {
 	for _, tc := range []struct {
-		line string
-		mint bool
-		out  string
-		held bool
+		line    string
+		mint    bool
+		out     string
+		held    string
+		hasPrev bool
 	}{
-		{"id: a\n", false, "id: sse:a\n", false},
-		{"id: ~x\n", false, "id: sse:~1o2.0.~x\n", false},
-		{"id: a\n", true, "", true},
-		{"id:\n", true, "id:\n", false},
+		{"id: a\n", false, "id: sse:a\n", "", false},
+		{"id: ~x\n", false, "id: sse:~1o2.0.~x\n", "", false},
+		{"id: a\n", true, "", "id: a\n", true},
+		{"id: a\r", true, "", "id: a\r", true},
+		{"id:\n", true, "id:\n", "", false},
+		{"id: a\x00\n", true, "id: a\x00\n", "", false},
 	} {
-		r := stageRewriter(cursor.TransportSSE, tc.mint, []byte(tc.line))
-		r.idField(0)
-		r.flushTo(len(tc.line))
-		if string(r.out) != tc.out || r.pend.on != tc.held || r.hasID != (len(tc.line) > 4) {
-			t.Errorf("idField(%q, mint %v): out %q, held %v, hasID %v", tc.line, tc.mint, r.out, r.pend.on, r.hasID)
+		r := NewRewriter(cursor.TransportSSE, 0)
+		r.SetMint(tc.mint)
+		if out, _ := r.Rewrite(nil, []byte(tc.line), false); string(out) != tc.out || string(r.Held()) != tc.held {
+			t.Errorf("%q, mint %v: out %q, held %q", tc.line, tc.mint, out, r.Held())
 		}
 	}
-	// A held line goes out at dispatch with its value minted and its own
-	// line ending.
 	for _, eol := range []string{"\n", "\r\n"} {
-		r := stageRewriter(cursor.TransportHTTP, true, []byte("id: a"+eol))
-		r.lines(0) // the id line, then a '\n' completing its "\r\n"
-		r.appendPend(cursor.KindResponse, []byte("p"))
-		if string(r.out) != "id: http:~1r1.0.ap"+eol {
-			t.Fatalf("appendPend of a line ended %q: %q", eol, r.out)
+		r := NewRewriter(cursor.TransportHTTP, 0)
+		r.SetMint(true)
+		r.Resume([]byte("p"))
+		in := "id: a" + eol + "data: " + respJSON + eol + eol
+		if out, _ := r.Rewrite(nil, []byte(in), false); string(out) != "data: "+respJSON+eol+"id: http:~1r1.0.ap"+eol+eol {
+			t.Fatalf("held line ended %q: %q", eol, out)
 		}
 	}
 }
