@@ -117,13 +117,15 @@ func TestTrapFailsOnlyItsRequest(t *testing.T) {
 	if _, ok := record(h, "s-open"); !ok {
 		t.Error("the open stream's record is gone")
 	}
+	// Resuming from the cut stream's last result is a drain race that the
+	// record answers on either VM: rewound to the previous event it kept.
 	for i := range 4 {
-		res, err := h.Simulate(resumeAt("s-open", "http:e-1"))
+		res, err := h.Simulate(resumeAt("s-open", "http:e-2"))
 		if err != nil {
 			t.Fatalf("request %d after the trap: %v", i, err)
 		}
 		if got := res.Request.Value("last-event-id"); got != "e-1" {
-			t.Errorf("request %d after the trap (VM %d): forwarded cursor %q, want e-1", i, res.VM, got)
+			t.Errorf("request %d after the trap (VM %d): forwarded cursor %q, want the rewind to e-1", i, res.VM, got)
 		}
 	}
 	if st := h.Stats(); st.Traps != 1 || st.Restarts != 1 {
