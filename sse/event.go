@@ -85,8 +85,6 @@ func (r *Rewriter) startField(f lineState, p, q int) {
 		return
 	case inEvent:
 		r.evType = r.evType[:0] // the last event field wins
-	case inOther:
-		r.firstLineBeforeBOM(p)
 	}
 	r.spaceNext = q > p && r.chunk[q-1] == ':'
 	if len(r.line) > 0 {

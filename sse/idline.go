@@ -155,9 +155,9 @@ func (r *Rewriter) pendLoneCR(p int) {
 }
 
 // firstLineBeforeBOM writes out the held id line when it is the stream's
-// first line and the line starting at p, no field, begins with a BOM's
-// first byte: moved after that line, it would let a BOM lead the stream,
-// which a client skips.
+// first line and the line that starts at p begins with a BOM's first byte:
+// moved after that line, it would let a BOM lead the stream, which a
+// client skips.
 func (r *Rewriter) firstLineBeforeBOM(p int) {
 	if r.chunk[p] == bom[0] && len(r.pend) > 0 && !r.wrote && len(r.out) == r.start && r.fwd == p {
 		r.writePend(cursor.KindOther, nil)

@@ -501,6 +501,7 @@ func TestMintBytes(t *testing.T) {
 			": c\nretry: 1\nevent: prime\nfoo: bar\ndata: \nid: sse:a\n\n", 0},
 		{"bom: the first line in place", "\ufeffid: a\ndata: " + res + "\n\n", "\ufeffid: sse:a\ndata: " + res + "\n\n", 0},
 		{"bom: the next held", "\ufeffid: a\n\nid: b\ndata: " + res + "\n\n", "\ufeffid: sse:a\n\ndata: " + res + "\nid: sse:~1r1.0.ba\n\n", 0},
+		{"a line of 'i' and a bom's first byte is no bom line", "id: a\ni\xef\n\n", "i\xef\nid: sse:a\n\n", 0},
 		{"first line before a bom stays in place", "id: a\n\ufeff\ndata: " + res + "\n\n",
 			"id: sse:a\n\ufeff\ndata: " + res + "\n\n", 0},
 		{"... and is the next one's previous", "id: a\n\ufeff\n\nid: b\ndata: " + res + "\n\n",

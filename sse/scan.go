@@ -49,6 +49,7 @@ func (r *Rewriter) scan() {
 				r.wholeLine(p, e)
 				p = r.endLine(e)
 			} else {
+				r.firstLineBeforeBOM(p)
 				r.in, r.headN = inName, 0
 				p = r.linePiece(p, e)
 			}
