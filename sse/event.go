@@ -42,10 +42,10 @@ type Event struct {
 	Kind cursor.EventKind
 }
 
-// wholeLine takes the line chunk[p:e], whole in the chunk, by its field.
-func (r *Rewriter) wholeLine(p, e int) {
+// wholeLine takes the line chunk[p:e], whole in the chunk, by its field f,
+// whose value starts at offset v of the line.
+func (r *Rewriter) wholeLine(f lineState, p, v, e int) {
 	line := r.chunk[p:e]
-	f, v, _ := fieldOf(line, true)
 	value := line[v:]
 	if len(value) > 0 && value[0] == ' ' && f != inID {
 		value = value[1:] // SSE drops one space after the colon

@@ -46,7 +46,8 @@ func (r *Rewriter) scan() {
 			// A line whole in the chunk goes at once, by its field; one
 			// the chunk's end cuts, piece by piece.
 			if e := nextEOL(r.chunk, p); e >= 0 {
-				r.wholeLine(p, e)
+				f, v, _ := fieldOf(r.chunk[p:e], true)
+				r.wholeLine(f, p, v, e)
 				p = r.endLine(e)
 			} else {
 				r.firstLineBeforeBOM(p)
