@@ -52,7 +52,7 @@
 // and "\r" end a line, a leading UTF-8 BOM is skipped, one space after the
 // colon is dropped, an id value containing NUL is ignored, and an empty line
 // dispatches the event. A reference parser applied to the output sees
-// cursor.AppendTagged(t, id) wherever the upstream sent a non-empty id (when
+// cursor.AppendTagged(t, id) wherever the upstream sent an id that is not blank (an empty one, or one of white space only, which on the wire is no cursor, passes untouched) (when
 // minting, the minted cursor of that event).
 //
 // The package is bytes in, bytes out: no host calls, no SDK import, no fmt,

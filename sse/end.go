@@ -38,7 +38,7 @@ func (r *Rewriter) flushHeld() {
 	at := idValueAt(r.line)
 	v := r.line[at:]
 	idField := at >= 3 && string(r.line[:3]) == "id:" // its name and colon seen
-	valid := idField && len(v) > 0 && !hasNUL(v)
+	valid := idField && !blank(v) && !hasNUL(v)
 	switch {
 	case len(r.line) > 0 && idField && !hasNUL(v):
 		// A valid or empty id value in the current line overrides the

@@ -58,7 +58,12 @@ func idValueAt(line []byte) int {
 func (r *Rewriter) idLine(line []byte, e int) {
 	v := line[idValueAt(line):]
 	switch {
-	case len(v) == 0: // "id", "id:", "id: " reset the last event ID
+	case blank(v):
+		// "id", "id:", "id: " reset the last event ID; so, on the wire, does
+		// an ID of white space: the Go SDK's reader trims it to nothing,
+		// and a WHATWG client's Last-Event-ID header loses it as optional
+		// white space. Tagged, it would become a cursor ("http:") where
+		// there was none.
 		r.writePend(cursor.KindOther, nil)
 		r.out = append(r.out, line...)
 		r.id = r.id[:0]
@@ -75,6 +80,16 @@ func (r *Rewriter) idLine(line []byte, e int) {
 		r.out = append(r.out, line[:len(line)-len(v)]...)
 		r.out = r.appendTagged(r.out, v)
 	}
+}
+
+// blank reports whether an id value is empty or only spaces and tabs.
+func blank(v []byte) bool {
+	for _, c := range v {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 // hasNUL reports whether v holds a NUL byte (an id field SSE ignores).

@@ -162,7 +162,7 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 				} else if pend != nil {
 					minted(k)
 				}
-				if idField && len(value) > 0 {
+				if idField && !blank(value) {
 					want = append(want, line[:valueAt]...)
 					want = cursor.AppendMinted(want, tr, value, []byte(prev), k)
 					tagged++
@@ -191,7 +191,8 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 				prev = string(id)
 			}
 			typ, data, hasData, id = "", nil, false, nil
-		case isID && len(value) == 0:
+		case isID && blank(value):
+			// Empty, or white space only: no cursor on the wire either way.
 			if pend != nil {
 				plain()
 			}
@@ -343,8 +344,8 @@ func checkClientView(t testing.TB, tr cursor.Transport, prev string, in, out []b
 				t.Fatalf("in %q: event %d: cursor %q reads back as %+v", in, i, last, c)
 			}
 			w.ID, prev = last, w.ID
-		} else if w.LastEventID == "" {
-			last = "" // reset by an empty id field
+		} else if strings.Trim(w.LastEventID, " \t") == "" {
+			last = w.LastEventID // reset by an empty id field, or a blank one passed untouched
 		}
 		w.LastEventID = last
 		if got[i] != w {

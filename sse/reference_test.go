@@ -50,7 +50,14 @@ func refParseLog(in []byte) ([]refEvent, [][]dataPiece) {
 		logs [][]dataPiece
 	)
 	for _, d := range whatwgsse.Parse(in).Dispatches {
-		evs = append(evs, refEvent{LastEventID: d.LastEventID, ID: d.ID, HasID: d.HasID, Type: d.Type, Data: d.Data, HasData: d.HasData})
+		ev := refEvent{LastEventID: d.LastEventID, ID: d.ID, HasID: d.HasID, Type: d.Type, Data: d.Data, HasData: d.HasData}
+		if strings.Trim(ev.ID, " \t") == "" {
+			// An ID of white space is as good as none on the wire (the Go
+			// SDK's reader trims it, a Last-Event-ID header loses it): the
+			// Rewriter leaves it untagged and reports no ID.
+			ev.ID, ev.HasID = "", false
+		}
+		evs = append(evs, ev)
 		var pieces []dataPiece
 		typ := ""
 		for _, f := range d.Fields {
@@ -67,8 +74,8 @@ func refParseLog(in []byte) ([]refEvent, [][]dataPiece) {
 }
 
 // expand models the rewrite on a whole input: the tag of transport tr goes
-// in at the start of the value of every id line whose value is non-empty and
-// free of NUL, the stream's unterminated last line too (the Go SDK's reader
+// in at the start of the value of every id line whose value is not blank
+// (empty, or spaces and tabs only: on the wire no cursor) and free of NUL, the stream's unterminated last line too (the Go SDK's reader
 // dispatches it): the prefix, and for a value that starts with '~' the rest
 // of its escaped form (inPlaceTag). The first line holding an id or event
 // value longer than maxLine overflows the stream: from its start on, the
@@ -99,7 +106,7 @@ func expand(in []byte, tr cursor.Transport, maxLine int) (want []byte, overflowA
 		if hasColon && (string(name) == "id" || string(name) == "event") && len(value) > maxLine {
 			return append(want, in[i:]...), i, tagged
 		}
-		if hasColon && string(name) == "id" && len(value) > 0 && bytes.IndexByte(value, 0) < 0 && tr != cursor.TransportNone {
+		if hasColon && string(name) == "id" && len(bytes.Trim(value, " \t")) > 0 && bytes.IndexByte(value, 0) < 0 && tr != cursor.TransportNone {
 			want = append(want, in[i:valueAt]...)
 			want = append(want, inPlaceTag(tr, string(value))...)
 			want = append(want, in[valueAt:end]...)
@@ -278,8 +285,8 @@ func checkStream(t testing.TB, tr cursor.Transport, maxLine int, chunks [][]byte
 		t.Fatalf("chunks %q: output dispatches %d events, input %d", chunks, len(got), len(ref))
 	}
 	tag := func(s string) string {
-		if s == "" {
-			return ""
+		if strings.Trim(s, " \t") == "" {
+			return s // blank: untouched
 		}
 		if tr == cursor.TransportNone {
 			return s
@@ -292,7 +299,7 @@ func checkStream(t testing.TB, tr cursor.Transport, maxLine int, chunks [][]byte
 		if got[i] != w {
 			t.Fatalf("chunks %q: output event %d = %+v, want %+v", chunks, i, got[i], w)
 		}
-		if tr != cursor.TransportNone && w.LastEventID != "" {
+		if tr != cursor.TransportNone && strings.Trim(w.LastEventID, " \t") != "" {
 			// The upstream's ID comes back exactly, whatever its shape.
 			if c, ok := cursor.ParseCursor(got[i].LastEventID); !ok || c.Transport != tr || c.ID != ref[i].LastEventID || c.Kind != cursor.KindOther {
 				t.Fatalf("chunks %q: ParseCursor(%q) = %+v, want %v %q", chunks, got[i].LastEventID, c, tr, ref[i].LastEventID)
