@@ -21,9 +21,8 @@ func b2u(b bool) uint32 {
 	return 0
 }
 
-// abiVersion marks the module as speaking ABI 0.2.1. Envoy registers
-// proxy_get_log_level (and the other 0.2.1 additions) only for modules that
-// export this marker.
+// abiVersion marks the module as speaking ABI 0.2.1, the version whose host
+// functions abiglue_hostcalls.go imports.
 //
 //go:wasmexport proxy_abi_version_0_2_1
 func abiVersion() {}

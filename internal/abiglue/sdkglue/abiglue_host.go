@@ -51,17 +51,6 @@ func ProxyLog(logLevel LogLevel, messageData *byte, messageSize int) Status {
 	return Status(hostLog(uint32(logLevel), messageData, u32(messageSize)))
 }
 
-// ProxyGetLogLevel asks the host for the level below which it drops log
-// lines (ABI 0.2.1; the SDK has no call for it).
-func ProxyGetLogLevel(level *LogLevel) Status {
-	outID = 0
-	st := Status(hostGetLogLevel(&outID))
-	if st == StatusOK {
-		*level = LogLevel(outID)
-	}
-	return st
-}
-
 func ProxySetProperty(pathData *byte, pathSize int, valueData *byte, valueSize int) Status {
 	return Status(hostSetProperty(pathData, u32(pathSize), valueData, u32(valueSize)))
 }
@@ -116,13 +105,10 @@ func ProxyEnqueueSharedQueue(queueID uint32, valueData *byte, valueSize int) Sta
 }
 
 func ProxyGetHeaderMapValue(mapType MapType, keyData *byte, keySize int, returnValueData **byte, returnValueSize *int) Status {
-	trying := beginMapRead(mapType)
-	clearOut()
-	st := hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize)
-	if endMapRead(mapType, trying) {
+	st := readMap(mapType, func() uint32 {
 		clearOut()
-		st = hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize)
-	}
+		return hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize)
+	})
 	return returned(st, returnValueData, returnValueSize)
 }
 
@@ -150,13 +136,10 @@ func ProxyRemoveHeaderMapValue(mapType MapType, keyData *byte, keySize int) Stat
 }
 
 func ProxyGetHeaderMapPairs(mapType MapType, returnValueData **byte, returnValueSize *int) Status {
-	trying := beginMapRead(mapType)
-	clearOut()
-	st := hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize)
-	if endMapRead(mapType, trying) {
+	st := readMap(mapType, func() uint32 {
 		clearOut()
-		st = hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize)
-	}
+		return hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize)
+	})
 	return returned(st, returnValueData, returnValueSize)
 }
 

@@ -14,9 +14,6 @@ package internal
 //go:wasmimport env proxy_log
 func hostLog(level uint32, msg *byte, msgSize uint32) uint32
 
-//go:wasmimport env proxy_get_log_level
-func hostGetLogLevel(retLevel *uint32) uint32
-
 //go:wasmimport env proxy_set_property
 func hostSetProperty(path *byte, pathSize uint32, value *byte, valueSize uint32) uint32
 

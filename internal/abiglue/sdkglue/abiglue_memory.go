@@ -6,8 +6,8 @@ import "unsafe"
 
 // Buffers the host fills through proxy_on_memory_allocate come from an arena
 // that is rewound when the next outermost guest callback starts, instead of
-// one garbage-collected allocation each (≈ 0.3 µs for a header value, more
-// for a map, plus the zeroing of every body chunk).
+// one garbage-collected allocation each (and the zeroing of every body
+// chunk): a request allocates nothing on the heap for host data.
 //
 // The contract that buys: data a host call returned (a header value, a body
 // chunk, a shared-data value, a property) is valid until the callback that
@@ -53,28 +53,12 @@ var callbackDepth int32
 
 // enter starts an exported callback; every //go:wasmexport wrapper except
 // proxy_on_memory_allocate calls it first, and leave last. The outermost
-// one rewinds the arena and forgets the header-map reservations of the last
-// callback (reserveForMap), when there is anything to rewind or forget:
-// enter is inlined into every wrapper, and a callback that made no host call
-// returning data costs no call for it (under a Wasm runtime each call of a
-// non-inlined Go function costs tens of nanoseconds).
+// one rewinds the arena when the last callback used it.
 func enter() {
-	if callbackDepth == 0 && (arena.used != 0 || arena.spare != nil || mapReserved) {
-		startCallback()
+	if callbackDepth == 0 && (arena.used != 0 || arena.spare != nil) {
+		arena.rewind()
 	}
 	callbackDepth++
-}
-
-// startCallback is enter's work for an outermost callback after one that
-// used the arena or reserved for a map. (Not inlined: enter stays small
-// enough to be.)
-//
-//go:noinline
-func startCallback() {
-	arena.rewind()
-	if mapReserved {
-		mapBound, mapReserved = [mapTypes]uint32{}, false
-	}
 }
 
 func leave() { callbackDepth-- }
@@ -187,22 +171,21 @@ func (a *hostArena) fits(n uint32) bool {
 // (proxy_get_header_map_value, proxy_get_header_map_pairs) into memory it
 // asks proxy_on_memory_allocate for, of a size the guest does not know in
 // advance. If serving that request grows linear memory, Envoy's WAMR up to
-// 2.2 traps the plugin afterwards (measured in proxy-wasm-cpp-host: maps of
-// ≥ ~47 KiB on a fresh VM, within Envoy's default 60 KiB header limit).
+// 2.2 traps the plugin afterwards (proxy-wasm-cpp-host: maps of ≥ ~47 KiB on
+// a fresh VM, within Envoy's default 60 KiB header limit).
 //
-// So a map read is first tried as it is (beginMapRead): while it runs,
+// So a header-map read is first tried as it is (readMap): while it runs,
 // proxy_on_memory_allocate refuses, by returning 0, a request the arena
 // could not serve without allocating. Hosts treat 0 as the allocator's
 // failure and fail the call without writing anything (proxy-wasm-cpp-host's
 // WasmBase::allocMemory and copyToPointerSize: InvalidMemoryAccess; Kong's
-// ngx_wasm_module likewise). Only then (endMapRead) does the glue ask the
-// host for the map's size (proxy_get_header_map_size, ABI 0.2.1), reserve
-// room for the largest answer that map can give, in its own frame, and ask
-// again: every allocation of that second read is served from the arena.
-// An ordinary map fits the arena's block and costs one host call; one that
-// outgrew it costs three once, and the next callback's block holds it
-// (rewind). Asking for the size before every read cost guarded requests
-// ~20 % (issue 22, make bench -ab).
+// ngx_wasm_module likewise). Only then does the glue ask the host for the
+// map's size (proxy_get_header_map_size, ABI 0.2.1), reserve room for the
+// largest answer that map can give, in its own frame, and read again: every
+// allocation of that second read is served from the arena, whose grown block
+// serves such maps in later callbacks too. An ordinary read is one host
+// call; asking for the size before every read instead made an unguarded
+// request one host call dearer (its figure: docs/performance.md).
 //
 // Envoy answers proxy_get_header_map_size with HeaderMap::byteSize(), the
 // sum of key and value lengths, not the serialized size: the serialization
@@ -219,104 +202,67 @@ const mapTypes = 4
 const maxMapEntries = 1024
 
 var (
-	// mapBound[t] is the most one read of map t can ask the allocator for,
-	// learnt during the current outermost callback (0: not asked yet, or
-	// the guest wrote to the map since).
-	mapBound [mapTypes]uint32
-	// mapReserved reports that some mapBound is set (enter clears them).
-	mapReserved bool
 	// mapEntries[t] is the entry count the host passed to the current
 	// callback for map t (proxy_on_request_headers, ...; 0: not given): the
 	// headers callbacks set it for their own map and clear it on return.
 	mapEntries [mapTypes]uint32
 	// outMapSize receives proxy_get_header_map_size's out-parameter.
 	outMapSize uint32
+	// refusing is set while readMap tries a read unreserved; refused
+	// reports that proxy_on_memory_allocate refused a request of it.
+	refusing, refused bool
 )
+
+// readMap runs read, a host call that reads header map t, and returns its
+// status: tried unreserved first, and when the allocator refused it, again
+// after reserveForMap. A map type without a size (gRPC metadata, call
+// responses) is read as it is.
+func readMap(t MapType, read func() uint32) uint32 {
+	if uint32(t) >= mapTypes {
+		return read()
+	}
+	refusing, refused = true, false
+	st := read()
+	refusing = false
+	if !refused {
+		return st
+	}
+	refused = false
+	reserveForMap(t)
+	return read()
+}
 
 // reserveForMap makes sure the next read of header map t is served without
 // allocating inside proxy_on_memory_allocate. A host that cannot say the
-// map's size gets no reservation: the read then fails the same way, or is
-// served as before.
+// map's size gets no reservation: the read is then served as any other.
 func reserveForMap(t MapType) {
-	if uint32(t) >= mapTypes {
+	outMapSize = 0
+	if hostGetHeaderMapSize(uint32(t), &outMapSize) != 0 {
 		return
 	}
-	b := mapBound[t]
-	if b == 0 {
-		outMapSize = 0
-		if hostGetHeaderMapSize(uint32(t), &outMapSize) != 0 {
-			return
-		}
-		n := mapEntries[t]
-		if n == 0 {
-			n = maxMapEntries
-		}
-		bound := uint64(outMapSize) + 4 + 10*uint64(n)
-		if bound > 1<<31 {
-			return // no host serializes that much; nothing sensible to reserve
-		}
-		b = uint32(bound)
-		mapBound[t], mapReserved = b, true
+	n := mapEntries[t]
+	if n == 0 {
+		n = maxMapEntries
 	}
-	if !arena.fits(b) {
-		arena.reserve(b)
+	bound := uint64(outMapSize) + 4 + 10*uint64(n)
+	if bound > 1<<31 {
+		return // no host serializes that much; nothing sensible to reserve
 	}
+	arena.reserve(uint32(bound))
 }
 
-// mapRead is the state of the header-map read in progress (beginMapRead):
-// tryingMap while the host runs it unreserved, mapRefused once
-// proxy_on_memory_allocate refused a request of it.
-var tryingMap, mapRefused bool
-
-// beginMapRead prepares a read of header map t: when the map's bound is
-// known in this callback it reserves for it (reserveForMap, no host call)
-// and returns false; otherwise the read is tried unreserved and
-// beginMapRead returns true, and the caller must pass that to endMapRead
-// right after the host call.
-func beginMapRead(t MapType) (trying bool) {
-	if uint32(t) >= mapTypes {
-		return false // no size to ask for (gRPC metadata, call responses): read as it is
-	}
-	if mapBound[t] != 0 {
-		reserveForMap(t)
-		return false
-	}
-	tryingMap, mapRefused = true, false
-	return true
-}
-
-// endMapRead ends a read of header map t that beginMapRead began. It
-// returns true when the allocator refused the read, after reserving room
-// for it: the caller must then make the host call again, and take its
-// answer instead of the refused one.
-func endMapRead(t MapType, trying bool) (again bool) {
-	if !trying {
-		return false
-	}
-	tryingMap = false
-	if !mapRefused {
-		return false
-	}
-	mapRefused = false
-	reserveForMap(t)
-	return true
-}
-
-// wroteMap forgets the reservation of map t after the guest changed it.
+// wroteMap forgets the entry count of map t after the guest changed the map:
+// reserveForMap then bounds it by maxMapEntries.
 func wroteMap(t MapType) {
 	if uint32(t) < mapTypes {
-		mapBound[t], mapEntries[t] = 0, 0 // mapReserved may stay set: enter clears the rest
+		mapEntries[t] = 0
 	}
 }
 
 // rewind makes the whole current block available again and lets the
 // blocks outgrown since the last rewind go (the collector frees them once
-// no Go value points into them). A callback that made no host call that
-// returns data leaves nothing to do.
+// no Go value points into them).
 func (a *hostArena) rewind() {
-	if a.used == 0 && a.spare == nil {
-		return
-	}
 	a.spare = nil // a reserve the callback did not use
 	if len(a.old) > 0 {
 		for i := range a.old {
@@ -366,14 +312,14 @@ func within(b []byte, addr, size uint32) *byte {
 
 // abiOnMemoryAllocate is proxy_on_memory_allocate(size) -> ptr: the host asks
 // for size bytes of guest memory to write a result into. It returns 0 (the
-// ABI's failure) only during a header-map read tried unreserved
-// (beginMapRead), for a request the arena cannot serve without allocating;
-// otherwise a zero-size request too gets a distinct address.
+// ABI's failure) only during a header-map read tried unreserved (readMap),
+// for a request the arena cannot serve without allocating; otherwise a
+// zero-size request too gets a distinct address.
 //
 //go:wasmexport proxy_on_memory_allocate
 func abiOnMemoryAllocate(size uint32) *byte {
-	if tryingMap && !arena.fits(size) {
-		mapRefused = true
+	if refusing && !arena.fits(size) {
+		refused = true
 		return nil
 	}
 	return arena.alloc(size)

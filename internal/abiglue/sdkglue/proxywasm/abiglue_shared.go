@@ -9,10 +9,9 @@ import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/internal"
 
 // LookupSharedData reads key from shared data as GetSharedData does, and
 // reports a missing key as found false with a nil error instead of
-// ErrorStatusNotFound: telling that error apart is a comparison of two
-// error values, a runtime call inside the VM, on the path of every request
-// whose session was never tombstoned. The value is valid until the current
-// callback returns.
+// ErrorStatusNotFound: a miss is the answer for every request whose session
+// was never tombstoned, and needs no comparison of error values. The value
+// is valid until the current callback returns.
 func LookupSharedData(key string) (value []byte, cas uint32, found bool, err error) {
 	var raw *byte
 	var size int
