@@ -57,7 +57,7 @@ type Store struct {
 	TTL   uint32 // session_ttl_seconds
 
 	conflicts int        // CAS mismatches retried since the last TakeConflicts
-	prefix    []byte     // KeyPrefix + Slots + "/", built on first use
+	prefix    []byte     // KeyPrefix + Slots + "/", the start of every key, built on first use
 	buf       []byte     // scratch for encoding records
 	keys      [2][]byte  // scratch for the keys of a session's two slots
 	bucketKey []byte     // scratch for the key of its tombstone bucket
@@ -117,34 +117,23 @@ func (s *Store) candidates(k SessionKey) (uint32, uint32) {
 }
 
 // slotKey builds the key of slot i of table t in dst, which is nil or a key
-// slotKey built before: the prefix of the previous key of the same table is
-// kept, only the digits are written again (in the VM every byte copied is a
-// loop iteration, and this is on the path of every request with a session).
+// slotKey built before: when dst holds a key of the same table, its prefix
+// is kept and only the digits are written again.
 func (s *Store) slotKey(dst []byte, t table, i uint32) []byte {
+	if s.prefix == nil {
+		s.prefix = strconv.AppendUint([]byte(KeyPrefix), uint64(s.Slots), 10)
+		s.prefix = append(s.prefix, '/')
+	}
 	n := len(s.prefix) + 2
-	if len(s.prefix) == 0 || len(dst) < n || dst[n-2] != byte(t) {
-		dst = s.keyHead(dst, t)
-		n = len(dst)
+	if len(dst) < n || dst[n-2] != byte(t) {
+		dst = append(append(dst[:0], s.prefix...), byte(t), '/')
 	}
 	return appendUint32(dst[:n], i)
 }
 
-// keyHead writes the part of table t's keys before the index into dst: a
-// buffer's first key, or its first of another table. It is kept out of
-// slotKey, which runs on every shared-data read: with it inline slotKey
-// cost ~130 instructions more per read in the VM (measured).
-func (s *Store) keyHead(dst []byte, t table) []byte {
-	if len(s.prefix) == 0 {
-		s.prefix = strconv.AppendUint([]byte(KeyPrefix), uint64(s.Slots), 10)
-		s.prefix = append(s.prefix, '/')
-	}
-	return append(append(dst[:0], s.prefix...), byte(t), '/')
-}
-
-// appendUint32 appends the decimal form of v to dst (strconv.AppendUint
-// without its general-purpose paths). The digits are written in place, not
-// through a buffer and a copy: in the VM the copy is a runtime call on every
-// shared-data read.
+// appendUint32 appends the decimal form of v to dst, the digits written in
+// place (strconv.AppendUint formats into a buffer of its own and copies it:
+// this runs on every shared-data read).
 func appendUint32(dst []byte, v uint32) []byte {
 	n := 1
 	for x := v; x >= 10; x /= 10 {
@@ -165,36 +154,28 @@ func appendUint32(dst []byte, v uint32) []byte {
 // get reads slot i of table t with its key built in *key (a scratch buffer
 // that serves one table: the records' two candidates, the tombstone
 // buckets), where the caller finds it, valid until the next read through
-// that buffer: the read-modify-write paths' read. The two reads of every
-// request and resume (TombstonesOf, read) make its two steps themselves,
-// one call less each in the VM.
+// that buffer.
 func (s *Store) get(key *[]byte, t table, i uint32) ([]byte, uint32, error) {
 	*key = s.slotKey(*key, t, i)
 	return s.Data.Get(*key)
 }
 
-// read reads record slot i as candidate c into sl, decoding it into the
-// scratch record of candidate c (valid until the next decode of that
-// candidate). sl is the caller's: a slot returned by value was copied field
-// by field in the VM (~460 instructions per resume).
-func (s *Store) read(sl *slot, c int, i uint32, now uint32) error {
-	// The key built here, not through get: one call less in the VM for
-	// each candidate of every resume.
-	key := s.slotKey(s.keys[c], tableRecords, i)
-	s.keys[c] = key
-	v, cas, err := s.Data.Get(key)
-	*sl = slot{key: key, rec: s.scratch(c)}
+// read reads record slot i as candidate c, decoding it into the scratch
+// record of candidate c (valid until the next decode of that candidate).
+func (s *Store) read(c int, i uint32, now uint32) (slot, error) {
+	v, cas, err := s.get(&s.keys[c], tableRecords, i)
+	sl := slot{key: s.keys[c], rec: s.scratch(c)}
 	switch {
 	case isNotFound(err):
 		sl.missing = true
-		return nil
+		return sl, nil
 	case err != nil:
-		return err
+		return sl, err
 	}
 	sl.cas = cas
 	ok, derr := s.decode(c, v)
 	sl.filled = derr == nil && ok && !sl.rec.Expired(now, s.TTL)
-	return nil
+	return sl, nil
 }
 
 // decode decodes value v into the scratch record of candidate c, whose
@@ -253,9 +234,9 @@ func (s *Store) LoadAs(k SessionKey, p Principal, now uint32) (rec *Record, know
 	until, found := ts.Until(p) // found: a tombstone of p, live or expired
 	dead := found && until >= now
 	a, b := s.candidates(k)
-	var sl slot
 	for c, i := range [2]uint32{a, b} {
-		if err := s.read(&sl, c, i, now); err != nil {
+		sl, err := s.read(c, i, now)
+		if err != nil {
 			return nil, false, err
 		}
 		if sl.filled && sl.rec.Session.is(k) {
@@ -280,16 +261,16 @@ func (s *Store) LoadAs(k SessionKey, p Principal, now uint32) (rec *Record, know
 func (s *Store) Update(k SessionKey, now uint32, create bool, change func(*Record) bool) error {
 	a, b := s.candidates(k)
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		var sa, sb slot
-		if err := s.read(&sa, 0, a, now); err != nil {
+		sa, err := s.read(0, a, now)
+		if err != nil {
 			return err
 		}
 		target := &sa
-		// The session's own slot, where most sessions live, leaves the
-		// other candidate unread (a shared-data read and a decode, on
-		// every tail written): it cannot change the outcome.
+		// A session found in its first slot needs no look at the other:
+		// it cannot change the outcome.
 		if !sa.filled || !sa.rec.Session.is(k) {
-			if err := s.read(&sb, 1, b, now); err != nil {
+			sb, err := s.read(1, b, now)
+			if err != nil {
 				return err
 			}
 			switch {
@@ -318,10 +299,8 @@ func (s *Store) Update(k SessionKey, now uint32, create bool, change func(*Recor
 }
 
 // notFoundError is ErrNotFound's type: a type of its own, so that
-// isNotFound settles the common case (a SharedData returns the sentinel
-// itself) with a type check, which compiles to one comparison, where
-// comparing two error values is a runtime call in the VM, on a path every
-// request with a session takes.
+// isNotFound recognises the sentinel itself, which a SharedData returns as
+// it is on every miss, by a type assertion, and a wrapped one by errors.Is.
 type notFoundError struct{}
 
 func (notFoundError) Error() string { return "cursor: shared data key not found" }

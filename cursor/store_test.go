@@ -1040,8 +1040,7 @@ func TestStoreUpdateReadsOneSlotWhenTheFirstHoldsTheSession(t *testing.T) {
 
 // TestSlotKeysReuseTheirBuffer checks the key of a slot and of a bucket as
 // slotKey builds them into a reused buffer: the table's prefix, then the
-// index in decimal, whatever the digit count of the key the buffer held
-// before (appendUint32 writes the digits in place).
+// index in decimal, whatever the key the buffer held before.
 func TestSlotKeysReuseTheirBuffer(t *testing.T) {
 	s := &Store{Slots: 100000}
 	var buf []byte

@@ -148,37 +148,21 @@ func (t *Tombstones) LiveFor(p Principal, now uint32) bool {
 // time only when the session has a tombstone. The result is nil when k has
 // none, else the store's scratch memory, valid until the next TombstonesOf.
 func (s *Store) TombstonesOf(k SessionKey) (*Tombstones, error) {
-	// The key built here, not through get: one call less in the VM on the
-	// path of every request with a session (~260 instructions).
-	s.bucketKey = s.slotKey(s.bucketKey, tableTombstones, s.bucketOf(k))
-	v, _, err := s.Data.Get(s.bucketKey)
+	v, _, err := s.get(&s.bucketKey, tableTombstones, s.bucketOf(k))
+	if isNotFound(err) {
+		return nil, nil
+	}
 	if err != nil {
-		if isNotFound(err) {
-			return nil, nil
-		}
 		return nil, err
 	}
-	// Scan in place: a bucket decoded into a local would copy 200 bytes.
 	if len(v) < 1 || v[0] != bucketMarker || (len(v)-1)%tombEntryBytes != 0 {
-		return nil, nil
+		return nil, nil // malformed: decodeBucket would refuse it too
 	}
 	fp := k.hi()
-	first := byte(fp)
-	if len(v) == MaxBucketBytes && !anyFirstByte(v, first) {
-		// A full bucket of other sessions, which every request of a busy
-		// table reads: the entries' first fingerprint bytes, compared at
-		// once (the loop below over eight entries cost such a request
-		// ~600 instructions in the VM).
-		return nil, nil
-	}
 	t := &s.tombs
 	t.n = 0
-	// The fingerprint's first byte before its eight.
-	for off := 1; off+tombEntryBytes <= len(v); off += tombEntryBytes {
-		if v[off] != first {
-			continue
-		}
-		if e := v[off : off+tombEntryBytes]; binary.LittleEndian.Uint64(e) == fp && t.n < bucketEntries {
+	for e := v[1:]; len(e) > 0 && t.n < bucketEntries; e = e[tombEntryBytes:] {
+		if binary.LittleEndian.Uint64(e) == fp {
 			t.principal[t.n] = Principal(binary.LittleEndian.Uint64(e[8:]))
 			t.until[t.n] = binary.LittleEndian.Uint32(e[16:])
 			t.n++
@@ -188,25 +172,6 @@ func (s *Store) TombstonesOf(k SessionKey) (*Tombstones, error) {
 		return nil, nil
 	}
 	return t, nil
-}
-
-// anyFirstByte reports whether an entry of full, a full bucket's value
-// (MaxBucketBytes), starts with byte b: the eight first bytes gathered into
-// one word, then the word test for a zero byte in it XOR b in every lane
-// (exact as a whole: no entry starting with b is missed, none reported that
-// does not).
-func anyFirstByte(full []byte, b byte) bool {
-	// One lane per entry: the word holds eight (a bucket of any other
-	// size does not compile).
-	const _ = uint(bucketEntries-8) + uint(8-bucketEntries)
-	_ = full[1+7*tombEntryBytes]
-	x := uint64(full[1]) | uint64(full[1+tombEntryBytes])<<8 |
-		uint64(full[1+2*tombEntryBytes])<<16 | uint64(full[1+3*tombEntryBytes])<<24 |
-		uint64(full[1+4*tombEntryBytes])<<32 | uint64(full[1+5*tombEntryBytes])<<40 |
-		uint64(full[1+6*tombEntryBytes])<<48 | uint64(full[1+7*tombEntryBytes])<<56
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	y := x ^ ones*uint64(b)
-	return (y-ones)&^y&highs != 0
 }
 
 // TombstoneAs records that session k was force-re-initialized for principal

@@ -37,8 +37,8 @@ func TestTombstoneBucketRoundTrip(t *testing.T) {
 
 // FuzzDecodeTombstone: arbitrary bucket bytes never panic; what decodeBucket
 // accepts re-encodes to exactly the same bytes (the format has one encoding
-// per bucket), and the in-place scan of TombstonesOf finds the same entries
-// of a session as the decoded bucket.
+// per bucket), and TombstonesOf finds, for a session, exactly the entries of
+// the decoded bucket that are its.
 func FuzzDecodeTombstone(f *testing.F) {
 	f.Add(appendBucket(nil, &bucket{n: 2, e: [bucketEntries]tombEntry{{session: KeyOf("s").hi(), principal: NoPrincipal, until: 3600}, {session: 7, principal: 8, until: 9}}}))
 	f.Add([]byte{'B'})
@@ -47,7 +47,7 @@ func FuzzDecodeTombstone(f *testing.F) {
 	for i := range full.e {
 		full.e[i] = tombEntry{session: KeyOf(fmt.Sprint("s-", i)).hi(), principal: Principal(i), until: uint32(i)}
 	}
-	f.Add(appendBucket(nil, &full)) // a full bucket: the scan's word-wide filter
+	f.Add(appendBucket(nil, &full)) // a full bucket
 	f.Fuzz(func(t *testing.T, v []byte) {
 		var b bucket
 		if !decodeBucket(v, &b) {
@@ -59,10 +59,9 @@ func FuzzDecodeTombstone(f *testing.F) {
 		if b.n == 0 {
 			return
 		}
-		// The scan of the first entry's session agrees with the decode,
-		// and so does the scan of a session whose fingerprint differs
-		// from it in the first byte only (by the value's last byte, at
-		// least 1): the first-byte filters of the scan.
+		// TombstonesOf finds exactly the decoded entries of the first
+		// entry's session, and of a session whose fingerprint differs from
+		// it in the first byte only (by the value's last byte, at least 1).
 		f := newFakeShared()
 		s := newStore(f, 4, 3600)
 		f.m[string(s.slotKey(nil, tableTombstones, 0))] = fakeEntry{value: v, cas: 1}
@@ -92,9 +91,9 @@ func FuzzDecodeTombstone(f *testing.F) {
 }
 
 // TestTombstonesOfFullBucket: on a full bucket, a session none of whose
-// entries' fingerprints starts with its first byte has no tombstone (the
-// word-wide filter's answer), nor does one whose fingerprint shares an
-// entry's first byte only; a session with entries finds each of them.
+// entries' fingerprints starts with its first byte has no tombstone, nor
+// does one whose fingerprint shares an entry's first byte only; a session
+// with entries finds each of them.
 func TestTombstonesOfFullBucket(t *testing.T) {
 	f := newFakeShared()
 	s := newStore(f, 4, 3600) // one bucket: every session's
@@ -129,36 +128,6 @@ func TestTombstonesOfFullBucket(t *testing.T) {
 	ts, err := s.TombstonesOf(mine)
 	if err != nil || ts == nil || ts.n != 1 || ts.principal[0] != 100 || ts.until[0] != 1000 {
 		t.Fatalf("mine: TombstonesOf = %+v, %v; want its one entry (principal 100, until 1000)", ts, err)
-	}
-}
-
-// TestAnyFirstByteIsExact compares anyFirstByte with a loop over the
-// entries, for every byte value, on full buckets whose entries' first bytes
-// are all alike, all distinct, and at random.
-func TestAnyFirstByteIsExact(t *testing.T) {
-	full := make([]byte, MaxBucketBytes)
-	rnd := uint64(0x9E3779B97F4A7C15)
-	for round := 0; round < 300; round++ {
-		for i := 0; i < bucketEntries; i++ {
-			rnd = rnd*6364136223846793005 + 1442695040888963407
-			switch {
-			case round == 0:
-				full[1+i*tombEntryBytes] = 0x80
-			case round == 1:
-				full[1+i*tombEntryBytes] = byte(i * 37)
-			default:
-				full[1+i*tombEntryBytes] = byte(rnd >> 56)
-			}
-		}
-		for b := 0; b < 256; b++ {
-			want := false
-			for i := 0; i < bucketEntries; i++ {
-				want = want || full[1+i*tombEntryBytes] == byte(b)
-			}
-			if got := anyFirstByte(full, byte(b)); got != want {
-				t.Fatalf("round %d: anyFirstByte(%x) = %v, want %v", round, b, got, want)
-			}
-		}
 	}
 }
 
