@@ -11,104 +11,41 @@ import (
 )
 
 // Whether a request is guarded is decided from the route name property
-// (when an entry names a route) and :path (when an entry matches a prefix).
-// A guarded request's headers are read in one host call: one copy of the
-// whole map (proxy_get_header_map_pairs), scanned in place once
-// (headermap.ScanRequest). A single-value read can never show a repeated
-// header (Envoy's getHeaderMapValue answers the first value only), which
-// the map does.
-//
-// Every host call that returns data costs a round trip into the guest's
-// allocator, so the order of the reads matters, and the best order depends
-// on the traffic (issue 24, measured both ways in make bench):
-//
-//   - :path alone first (one value), then the map only for a guarded
-//     request: what an Istio sidecar wants, where a WasmPlugin cannot be
-//     scoped to routes and most requests of the mesh are not MCP (an
-//     unguarded request ~10 % cheaper than reading the map for it), but a
-//     guarded request pays two host reads (~15 % dearer);
-//   - the map first, :path taken from it: what a gateway route that carries
-//     MCP alone wants (a guarded request pays one read).
-//
-// readOrder learns which one this VM's traffic wants from the requests it
-// has seen; both orders read the same values and decide the same way.
+// (when an entry names a route) and :path (when an entry matches a prefix),
+// read alone: most requests through a sidecar are not MCP, and for them that
+// is the only read. A guarded request's headers are then read in one host
+// call: one copy of the whole map (proxy_get_header_map_pairs), scanned in
+// place once (headermap.ScanRequest). A single-value read can never show a
+// repeated header (Envoy's getHeaderMapValue answers the first value only),
+// which the map does.
 //
 // Values read from the host are only valid during the callback that read
 // them (the ABI glue reuses the buffers the host fills): everything kept on
 // the stream context is copied (the session is kept as its digest only).
 
-// readOrder chooses the order of a path-matched request's header reads:
-// the map first while most recent requests were guarded, :path first
-// otherwise (also at the start). Its state is one saturating score: a
-// change of traffic turns it within readOrderSpan+1 requests.
-type readOrder struct{ score int8 }
-
-// readOrderSpan bounds readOrder's score both ways.
-const readOrderSpan = 16
-
-// mapFirst reports whether the next request's map is read first.
-func (o *readOrder) mapFirst() bool { return o.score > 0 }
-
-// saw records whether a request was guarded.
-func (o *readOrder) saw(guarded bool) {
-	switch {
-	case guarded && o.score < readOrderSpan:
-		o.score++
-	case !guarded && o.score > -readOrderSpan:
-		o.score--
-	}
-}
-
 // routeHeaders reads what a request's route and headers say: the transport
 // of its route (TransportNone: not guarded) and, for a guarded request, its
-// headers, into h (a pointer, not a result: a struct copied out of the call
-// costs every guarded request its copy in the VM). ok is false when the
-// host cannot return :path or, for a guarded request, the map, or returns a
-// map that is malformed: the request passes, and OnHttpRequestHeaders
-// counts it. Both orders of p.order read and decide alike.
+// headers, into h. ok is false when the host cannot return :path or, for a
+// guarded request, the map, or returns a map that is malformed: the request
+// passes, and OnHttpRequestHeaders counts it.
 func routeHeaders(p *pluginContext, h *requestHeaders) (t cursor.Transport, ok bool) {
-	var routeName string
+	var routeName, path string
 	if p.matchByName {
 		if b, err := proxywasm.GetProperty(propRouteName); err == nil {
 			routeName = viewString(b)
 		}
 	}
-	var path string
-	mapRead := p.matchByPath && p.order.mapFirst()
-	mapBroken := false
-	if mapRead {
-		if path, ok = readHeaderMap(p.cfg.PrincipalHeader, h); !ok {
-			// Whether the request is guarded decides whether this counts
-			// as a fail-open, as in the other order: :path alone says.
-			mapRead, mapBroken = false, true
-		}
-	}
-	if p.matchByPath && !mapRead {
-		// :path alone, one value (not through a helper: a call more costs
-		// every request of the mesh ~3 % in Wasm).
+	if p.matchByPath {
 		var err error
 		if path, err = proxywasm.GetHttpRequestHeader(":path"); err != nil && err != types.ErrorStatusNotFound {
 			return cursor.TransportNone, false
 		}
 	}
-	t = p.cfg.Match(routeName, path)
-	if p.matchByPath {
-		p.order.saw(t != cursor.TransportNone)
-	}
-	if t == cursor.TransportNone {
+	if t = p.cfg.Match(routeName, path); t == cursor.TransportNone {
 		return t, true
 	}
-	if mapBroken {
-		return t, false // not asked for again
-	}
-	if !mapRead {
-		mapPath, ok := readHeaderMap(p.cfg.PrincipalHeader, h)
-		if !ok {
-			return t, false
-		}
-		if !p.matchByPath {
-			path = mapPath // matched by route name: the query's path is the map's
-		}
+	if path, ok = readHeaderMap(p.cfg.PrincipalHeader, h); !ok {
+		return t, false
 	}
 	if t == cursor.TransportSSE {
 		h.addQuerySession(path)

@@ -308,33 +308,27 @@ func (h *httpContext) logDetection(d *cursor.Decision) {
 // of an initialize response, clears deleted sessions, and arms the SSE
 // rewriter on event-stream responses.
 func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action types.Action) {
-	// Field tests only, before the deferred recovery (which costs its own
-	// call inside the VM) is armed: they cannot panic.
+	action = types.ActionContinue
+	defer h.failOpen(&action)
 	if h.transport == cursor.TransportNone || h.localReply {
 		// Our own local reply comes back through this callback (Envoy
 		// runs it through the encoder chain): leave it alone.
-		return types.ActionContinue
+		return action
 	}
 	if endOfStream && !h.isDelete {
 		// A response without a body (the 202 that answers every
 		// notification and client response POSTed): no event to tag, no
 		// header to read.
-		return types.ActionContinue
+		return action
 	}
 	// Single-value reads, not the whole map: under a Wasm runtime every
 	// host call that returns data costs a round trip into the guest's
 	// allocator, while a header that is absent costs almost nothing.
 	if !h.isDelete {
-		// The content type still before the recovery is armed: most
-		// guarded responses are JSON, and neither the read (the ABI glue
-		// checks what the host hands over and returns an error) nor
-		// isEventStream (FuzzIsEventStream) can panic.
 		if ct, _ := proxywasm.GetHttpResponseHeader("content-type"); !isEventStream(ct) {
-			return types.ActionContinue
+			return action
 		}
 	}
-	action = types.ActionContinue
-	defer h.failOpen(&action)
 	p := h.plugin
 	if h.isDelete {
 		status, _ := proxywasm.GetHttpResponseHeader(":status")
@@ -520,17 +514,14 @@ func (h *httpContext) observe(events []sse.Event) {
 // its end (end_of_stream or trailers) with no response flag set at all
 // acknowledges its tail.
 func (h *httpContext) OnHttpStreamDone() {
+	defer h.failOpen(nil)
 	if h.rw == nil {
 		// Nothing was armed (most streams), or a tail whose response is
 		// not rewritten (a resume's, or one whose stream abandon
-		// stopped), which release returns with the context. It cannot
-		// panic, so no deferred recovery (which costs its own calls
-		// inside the VM).
+		// stopped), which release returns with the context.
 		h.plugin.release(h)
 		return
 	}
-	defer h.plugin.release(h) // runs last, after failOpen recovered
-	defer h.failOpen(nil)
 	p := h.plugin
 	t := h.tail
 	h.tail = nil
@@ -546,6 +537,7 @@ func (h *httpContext) OnHttpStreamDone() {
 	}
 	p.failedWrite(p.guard.StreamEnd(h.key, t, h.sawEOS, flagsRead, f, h.principalKey), "cannot record the end of the stream tail")
 	p.putTail(t)
+	p.release(h) // not after a panic: its context and tail are left to the GC
 }
 
 // isEventStream reports whether a content-type is text/event-stream, in any

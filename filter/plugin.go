@@ -30,9 +30,7 @@ type pluginContext struct {
 	// matchByName and matchByPath say what matchRoute must read: whether
 	// any route entry names a route, whether any matches a path prefix.
 	matchByName, matchByPath bool
-	// order is the order a path-matched request's headers are read in
-	// (headers.go).
-	order   readOrder
+
 	metrics metrics
 	store   cursor.Store
 	guard   cursor.Guard // the rules, over store
@@ -89,9 +87,9 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 }
 
 // NewHttpContext implements types.PluginContext. Stream contexts are reused
-// (release): every request reaches the plugin, most of them unguarded, and
-// one heap allocation per stream is a measurable share of what an unguarded
-// request costs.
+// (release), so that a request, guarded or not, allocates nothing on the
+// heap: every request reaches the plugin, and a GC cycle inside the VM
+// stops the Envoy worker (docs/performance.md).
 func (p *pluginContext) NewHttpContext(uint32) types.HttpContext {
 	if n := len(p.contexts); n > 0 {
 		h := p.contexts[n-1]
@@ -108,11 +106,11 @@ const maxFreeContexts = 256
 // of OnHttpStreamDone, in proxy_on_log: Envoy calls it once per stream, after
 // every other HTTP callback of the stream, and the SDK only drops its
 // reference on proxy_on_delete without calling the context again. A
-// context whose stream is destroyed without a log callback is left to the GC.
+// context whose stream is destroyed without a log callback, or whose
+// OnHttpStreamDone panicked, is left to the GC.
 func (p *pluginContext) release(h *httpContext) {
 	if h.tail != nil {
-		// A resume's tail whose response was not rewritten, or one
-		// OnHttpStreamDone failed before returning.
+		// A resume's tail whose response was not rewritten.
 		p.putTail(h.tail)
 	}
 	*h = httpContext{plugin: p}
@@ -177,9 +175,9 @@ func (p *pluginContext) failedWrite(err error, what string) {
 // odd constant (a Weyl sequence), which visits all 2^32 values before it
 // repeats (0 skipped). No two streams of one VM share a nonce until 2^32-1
 // streams have passed, and two VMs that served n streams each share one
-// with a chance of about 2n/2^32 (n independent draws each: n²/2^32). A step is one add,
-// where a draw from math/rand/v2 cost a resume ~800 instructions in the VM
-// (docs/performance.md).
+// with a chance of about 2n/2^32 (n independent draws each: n²/2^32). A step
+// is one add; a draw from math/rand/v2 would run its ChaCha8 generator for
+// every stream.
 type streamNonces struct{ last uint32 }
 
 // nonceStep is the sequence's step: odd, so the sequence has period 2^32
