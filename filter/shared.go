@@ -9,10 +9,7 @@ import (
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 )
 
-// hostSharedData is cursor.SharedData on proxy-wasm shared data. Its methods
-// have pointer receivers and the store holds a pointer: an interface call
-// on a value receiver goes through a generated wrapper, one more call in
-// the VM per read.
+// hostSharedData is cursor.SharedData on proxy-wasm shared data.
 type hostSharedData struct{}
 
 // Get reads key (lookupSharedData: a missing key is cursor.ErrNotFound).
