@@ -108,7 +108,7 @@ run: build
 	@$(GO) build -o $(GUARDPROXY) ./cmd/guardproxy
 	$(GUARDPROXY) -wasm $(WASM) -envoy $(ENVOY) $(if $(filter paths,$(ROUTES)),-config envoy/plugin-config/paths.json -filter-all-routes )-listen $(LISTEN) -admin $(ADMIN) -upstream '$(UPSTREAM)'$(if $(ARGS), $(ARGS))
 
-## bench: the plugin side by side with its baselines and floor in the embedded host (about 4 minutes on a 2-core machine); ends with one BENCH line per figure; more flags in ARGS (ARGS=-ab: only the budget)
+## bench: what the guard costs, in V8 and in the embedded host, and its performance budget against a baseline build (about 2 minutes on a 2-core machine); more flags in ARGS (ARGS=-ab: only the budget)
 bench: build
 	$(call tool,bench)
 	$(TOOLBIN)/bench -dir $(BUILD)$(if $(ARGS), $(ARGS))
