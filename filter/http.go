@@ -491,9 +491,10 @@ func (h *httpContext) observe(events []sse.Event) {
 			}
 		}
 	}
-	for i := range events {
-		if events[i].HasID {
-			h.tail.Add(events[i].ID, events[i].Kind)
+	tail := sse.TailEvents(events)
+	for i := range tail {
+		if ev := &tail[i]; ev.HasID {
+			h.tail.Add(ev.ID, ev.Kind())
 		}
 	}
 	p := h.plugin

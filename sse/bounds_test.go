@@ -62,7 +62,7 @@ func TestMCPStream(t *testing.T) {
 	}
 	var resp, notif int
 	for _, e := range evs {
-		switch e.Kind {
+		switch e.Kind() {
 		case cursor.KindResponse:
 			resp++
 			if !e.Truncated {

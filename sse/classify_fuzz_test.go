@@ -108,15 +108,16 @@ func oracleObject(t testing.TB, obj []byte, cut int, truncated bool) cursor.Even
 		if !m.seen(obj, cut) {
 			break
 		}
-		switch m.key {
-		case "result":
-			return cursor.KindResponse
-		case "error":
-			return cursor.KindError
-		case "method":
-			method = true
-		case "id":
+		switch {
+		case m.key == "id":
 			id = true
+		case method: // the first of method, result and error decides
+		case m.key == "result":
+			return cursor.KindResponse
+		case m.key == "error":
+			return cursor.KindError
+		case m.key == "method":
+			method = true
 		}
 	}
 	switch {
@@ -172,11 +173,27 @@ func FuzzClassify(f *testing.F) {
 		if json.Valid(data) {
 			checkOracle(t, data)
 		}
+		full := data
 		truncated := int(cut) < len(data)
 		if truncated {
 			data = data[:cut]
 		}
 		k := Classify(nil, data, truncated)
+		if got, want := ResponseClass(nil, data, truncated), responseClassOf(k); got != want {
+			t.Fatalf("ResponseClass(%q) = %v, Classify says %v", data, got, k)
+		}
+		// The memo answers from the bytes that decided an earlier event:
+		// warmed by the cut data, then by the whole, then by the cut again,
+		// it must give each its ResponseClass.
+		var m kindMemo
+		for _, in := range []struct {
+			data      []byte
+			truncated bool
+		}{{data, truncated}, {full, false}, {data, truncated}} {
+			if got, want := m.responseClass(nil, in.data, in.truncated), ResponseClass(nil, in.data, in.truncated); got != want {
+				t.Fatalf("memo after %q: %q (truncated %v) is %v, want %v", m.lead, in.data, in.truncated, got, want)
+			}
+		}
 		if k == cursor.KindPriming || k > cursor.KindError {
 			t.Fatalf("Classify(%q) = %v", data, k)
 		}

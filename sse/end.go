@@ -32,8 +32,7 @@ func (r *Rewriter) endOfStream() {
 func (r *Rewriter) flushHeld() {
 	k := cursor.KindOther
 	if r.minting {
-		data, cut := r.eventData() // a last data line counts, terminated or not
-		k = Classify(r.evType, data, cut)
+		k = r.mintKind()
 	}
 	at := idValueAt(r.line)
 	v := r.line[at:]

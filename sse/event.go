@@ -4,8 +4,8 @@ import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 
 // Stage 2, the event step: each field of a line fills the event being built
 // (data and event here, id lines in idline.go) and an empty line dispatches
-// it: the event is reported with its kind (Classify, classify.go) and,
-// while minting, its held id line goes out minted with that kind.
+// it: the event is reported and, while minting, its held id line goes out
+// minted with its ResponseClass (classify.go, through the memo of memo.go).
 
 // DataPrefixBytes is how much of an event's data the rewriter keeps for
 // classification. A JSON-RPC message names its kind ("method", "result",
@@ -37,9 +37,31 @@ type Event struct {
 	Data []byte
 	// Truncated reports that the data is longer than Data.
 	Truncated bool
-	// Kind is the kind of JSON-RPC message the event carries (Classify);
-	// an event with an ID and empty data is a priming event.
-	Kind cursor.EventKind
+}
+
+// Kind returns the kind of JSON-RPC message the event carries (Classify of
+// its type and data); an event with an ID and empty data is a priming
+// event. It classifies on every call: the rewriter itself reads of an
+// event only what its minted cursor needs (ResponseClass).
+func (e *Event) Kind() cursor.EventKind {
+	if e.HasID && len(e.Data) == 0 && !e.Truncated {
+		return cursor.KindPriming
+	}
+	return Classify(e.Type, e.Data, e.Truncated)
+}
+
+// TailEvents returns the shortest end of events that holds their last two
+// events with an ID (all of events when they hold fewer): all a
+// cursor.StreamTail needs of a chunk, since only the last two events added
+// change it, so only those need their Kind.
+func TailEvents(events []Event) []Event {
+	i, ids := len(events), 0
+	for i > 0 && ids < 2 {
+		if i--; events[i].HasID {
+			ids++
+		}
+	}
+	return events[i:]
 }
 
 // wholeLine takes the line chunk[p:e], whole in the chunk, by its field f,
@@ -192,9 +214,13 @@ func (r *Rewriter) eventData() ([]byte, bool) {
 
 // dispatch ends the event at the empty line that starts at p: it reports
 // the event when it carried an id or data, writes its held id line minted
-// with its kind, and clears it.
+// with its response class, and clears it.
 func (r *Rewriter) dispatch(p int) {
-	kind := r.report()
+	kind := cursor.KindOther
+	if len(r.pend) > 0 {
+		kind = r.mintKind() // before report, which adds to the arena
+	}
+	r.report()
 	if len(r.pend) > 0 {
 		r.flushTo(p)
 		r.writePend(kind, r.prev)
@@ -206,23 +232,29 @@ func (r *Rewriter) dispatch(p int) {
 }
 
 // report adds the event being built to Events when it carried an id or
-// data, and returns its kind (KindOther when not reported).
-func (r *Rewriter) report() cursor.EventKind {
+// data.
+func (r *Rewriter) report() {
 	data, cut := r.eventData()
 	if len(r.id) == 0 && len(r.arena) == r.dataAt {
-		return cursor.KindOther
-	}
-	kind := cursor.KindPriming
-	if len(r.id) == 0 || len(data) > 0 || cut {
-		kind = Classify(r.evType, data, cut)
+		return
 	}
 	if len(data) == 0 {
 		data = nil
 	}
 	ev := r.nextEvent()
 	ev.ID, ev.HasID, ev.Type = r.keep(r.id), len(r.id) > 0, r.keep(r.evType)
-	ev.Data, ev.Truncated, ev.Kind = data[:len(data):len(data)], cut, kind
-	return kind
+	ev.Data, ev.Truncated = data[:len(data):len(data)], cut
+}
+
+// mintKind returns the kind the event being built gives its minted cursor
+// (call it before report, which adds the event's ID and type to the arena):
+// its ResponseClass (a priming event, with empty data, is none).
+func (r *Rewriter) mintKind() cursor.EventKind {
+	data, cut := r.eventData() // a last data line counts, terminated or not
+	if len(data) == 0 && !cut {
+		return cursor.KindOther
+	}
+	return r.memo.responseClass(r.evType, data, cut)
 }
 
 // nextEvent returns a slot for one more event, filled in place by the

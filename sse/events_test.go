@@ -42,9 +42,6 @@ func TestEventsOutliveReusedChunk(t *testing.T) {
 				{ID: []byte("e-2"), HasID: true, Type: []byte("message"), Data: []byte(notifJSON + "\n" + respJSON)},
 				{ID: []byte("e-3"), HasID: true, Data: []byte(strings.Repeat("y", DataPrefixBytes)), Truncated: true},
 			}
-			for i := range got {
-				want[i].Kind = got[i].Kind // kinds are checked elsewhere
-			}
 			if !eventsEqual(got, want) {
 				t.Fatalf("size %d, mint %v:\nevents %s\nwant   %s", size, mint, dumpEvents(got), dumpEvents(want))
 			}
@@ -73,5 +70,30 @@ func TestEventSlicesCapped(t *testing.T) {
 	}
 	if string(evs[0].Type) != "x" || string(evs[1].ID) != "b" || string(evs[1].Data) != "2" {
 		t.Fatalf("events %s", dumpEvents(evs))
+	}
+}
+
+// TestTailEvents checks that TailEvents keeps the last two events with an
+// ID and everything after the first of them.
+func TestTailEvents(t *testing.T) {
+	ev := func(id string) Event { return Event{ID: []byte(id), HasID: id != ""} }
+	for _, tc := range []struct {
+		ids  []string
+		want int // events kept, from the end
+	}{
+		{nil, 0},
+		{[]string{""}, 1},
+		{[]string{"a"}, 1},
+		{[]string{"a", "", "b", ""}, 4},
+		{[]string{"a", "b", "c"}, 2},
+		{[]string{"a", "b", "", "c", "", ""}, 5},
+	} {
+		var evs []Event
+		for _, id := range tc.ids {
+			evs = append(evs, ev(id))
+		}
+		if got := TailEvents(evs); len(got) != tc.want || tc.want > 0 && &got[0] != &evs[len(evs)-tc.want] {
+			t.Errorf("TailEvents(%q) keeps %d events, want the last %d", tc.ids, len(got), tc.want)
+		}
 	}
 }

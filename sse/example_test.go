@@ -19,7 +19,7 @@ func ExampleRewriter() {
 		out, changed = r.Rewrite(out[:0], []byte(chunk), i == len(body)-1)
 		fmt.Printf("%q changed=%v\n", out, changed)
 		for _, ev := range r.Events() {
-			fmt.Printf("event id=%s kind=%v\n", ev.ID, ev.Kind)
+			fmt.Printf("event id=%s kind=%v\n", ev.ID, ev.Kind())
 		}
 	}
 	// Output:

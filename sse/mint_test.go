@@ -748,22 +748,27 @@ func TestMintMCPStream(t *testing.T) {
 	}
 }
 
-// TestMintMethodBeforeResult pins that a minted cursor's kind is the event's
-// Kind, one classifier for both: an object with "method" before "result" or
-// "error" (not valid JSON-RPC) is a response to Classify, the safe side, so
-// its cursor is minted as one, and the stream tail records it as one.
-func TestMintMethodBeforeResult(t *testing.T) {
-	odd := []string{`{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, `{"method":"x","error":{}}`}
+// TestMintMethodAndResult pins that a minted cursor's kind is the event's
+// Kind, one rule for both: in an object with both "method" and "result" or
+// "error" (not valid JSON-RPC), the first decides. After "method" it is a
+// request or a notification, as the Go SDK reads it: its cursor stays plain
+// (the memo, warmed by a notification, must not say otherwise). Before it,
+// it is a response, the safe side: minted as one, recorded as one.
+func TestMintMethodAndResult(t *testing.T) {
+	odd := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, `{"method":"x","error":{}}`,
+		`{"jsonrpc":"2.0","result":{},"method":"x","id":1}`, `{"error":{},"method":"x"}`,
+	}
 	for i, data := range odd {
 		in := "data: " + goNotification + "\nid: e-1\n\ndata: " + data + "\nid: e-2\n\ndata: " + goResult + "\nid: e-3\n\n"
-		minted := []string{"id: http:~1r3.2.e-21", "id: http:~1e3.2.e-21"}[i]
+		minted := []string{"id: http:e-2", "id: http:e-2", "id: http:~1r3.2.e-21", "id: http:~1e3.2.e-21"}[i]
 		want := strings.NewReplacer("id: e-1", "id: http:e-1", "id: e-2", minted, "id: e-3", "id: http:~1r3.2.e-32").Replace(in)
-		wantKind := []cursor.EventKind{cursor.KindResponse, cursor.KindError}[i]
+		wantKind := []cursor.EventKind{cursor.KindRequest, cursor.KindNotification, cursor.KindResponse, cursor.KindError}[i]
 		out, evs, _, _ := feed(t, mintRewriter(cursor.TransportHTTP, 0, ""), [][]byte{[]byte(in)})
 		if string(out) != want {
 			t.Fatalf("output %q\nwant %q", out, want)
 		}
-		if len(evs) != 3 || evs[1].Kind != wantKind {
+		if len(evs) != 3 || evs[1].Kind() != wantKind {
 			t.Fatalf("events %s, want the second one %v", dumpEvents(evs), wantKind)
 		}
 	}

@@ -149,7 +149,6 @@ func wantEvents(in []byte, maxLine int) []Event {
 		}
 		ev := Event{HasID: e.HasID, ID: []byte(e.ID), Type: []byte(e.Type)}
 		ev.Data, ev.Truncated = keptData(logs[i], e.Type == "endpoint", maxLine)
-		ev.Kind = wantKind(e)
 		evs = append(evs, ev)
 	}
 	return evs
@@ -314,7 +313,7 @@ func eventsEqual(a, b []Event) bool {
 	}
 	for i := range a {
 		x, y := a[i], b[i]
-		if x.HasID != y.HasID || x.Truncated != y.Truncated || x.Kind != y.Kind ||
+		if x.HasID != y.HasID || x.Truncated != y.Truncated ||
 			!bytes.Equal(x.ID, y.ID) || !bytes.Equal(x.Type, y.Type) || !bytes.Equal(x.Data, y.Data) {
 			return false
 		}
@@ -335,7 +334,7 @@ func dumpEvents(evs []Event) string {
 		if e.Truncated {
 			b.WriteString("...")
 		}
-		b.WriteString(" kind=" + e.Kind.String() + "} ")
+		b.WriteString(" kind=" + e.Kind().String() + "} ")
 	}
 	b.WriteString("]")
 	return b.String()

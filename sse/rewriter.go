@@ -77,13 +77,15 @@ type Rewriter struct {
 	// arena[dataAt:], where its Event will point; at most dataLimit()+1
 	// bytes of them.
 	dataAt  int
-	dataCut bool // the data lines were cut at that bound
+	dataCut bool     // the data lines were cut at that bound
+	memo    kindMemo // minting: what decided the last events' response class (memo.go)
 
 	// One Rewrite call.
 	chunk  []byte // the chunk being rewritten; nil between calls
 	out    []byte // dst, extended with the output so far; nil between calls
 	start  int    // len(dst): out[start:] is this call's output
 	fwd    int    // chunk[fwd:p] was seen, passes unchanged and is not yet in out
+	cr     int    // the chunk's first '\r' at or after the last look (nextEOL); len(chunk): none; -1: not looked yet
 	edited bool   // the output may differ from the chunk
 	tagged int    // id fields tagged in this call (Tagged)
 	events []Event
@@ -119,6 +121,7 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 		evType:  r.evType[:0],
 		events:  r.events[:0],
 		arena:   r.arena[:0],
+		memo:    r.memo, // it holds only what the rule decides from bytes
 	}
 }
 
@@ -126,7 +129,7 @@ func (r *Rewriter) Reset(t cursor.Transport, maxLineBytes int) {
 // the last valid non-empty id line of each event is held until the event
 // dispatches and written just before the empty line that dispatches it,
 // with its value replaced by cursor.AppendMinted(nil, t, id, prev, kind):
-// kind is the event's Kind (Classify of its type and data) and prev the
+// kind is the event's ResponseClass (of its type and data) and prev the
 // upstream ID of the stream's previous event with an ID (see Resume). The
 // line keeps its own bytes otherwise: field name, colon, optional space and
 // line ending. An id line that already ends its event (C#, Rust rmcp) thus
@@ -252,7 +255,7 @@ func (r *Rewriter) Rewrite(dst, chunk []byte, eos bool) (out []byte, changed boo
 		return append(dst, chunk...), false
 	}
 	// Bytes held by an earlier call come out now or later.
-	r.chunk, r.out, r.start, r.fwd = chunk, dst, len(dst), 0
+	r.chunk, r.out, r.start, r.fwd, r.cr = chunk, dst, len(dst), 0, -1
 	r.edited = len(r.pend) > 0 || len(r.line) > 0
 	r.scan()
 	r.flushTo(len(chunk))

@@ -209,7 +209,7 @@ func TestRewriteEveryChunking(t *testing.T) {
 			}
 			var kinds []cursor.EventKind
 			for _, e := range evs {
-				kinds = append(kinds, e.Kind)
+				kinds = append(kinds, e.Kind())
 			}
 			if !equalKinds(kinds, tc.kinds) {
 				t.Fatalf("kinds %v, want %v (events %s)", kinds, tc.kinds, dumpEvents(evs))
@@ -256,12 +256,17 @@ func TestEventFields(t *testing.T) {
 		t.Fatalf("events %s, want 3", dumpEvents(r.Events()))
 	}
 	want := []Event{
-		{ID: []byte("e-1"), HasID: true, Type: []byte("message"), Data: []byte("a\nb"), Kind: cursor.KindOther},
-		{Type: []byte("endpoint"), Data: []byte("/messages?sessionId=s-77"), Kind: cursor.KindOther},
-		{ID: []byte("e-2"), HasID: true, Kind: cursor.KindPriming},
+		{ID: []byte("e-1"), HasID: true, Type: []byte("message"), Data: []byte("a\nb")},
+		{Type: []byte("endpoint"), Data: []byte("/messages?sessionId=s-77")},
+		{ID: []byte("e-2"), HasID: true},
 	}
 	if !eventsEqual(r.Events(), want) {
 		t.Fatalf("events %s\nwant   %s", dumpEvents(r.Events()), dumpEvents(want))
+	}
+	for i, k := range []cursor.EventKind{cursor.KindOther, cursor.KindOther, cursor.KindPriming} {
+		if got := r.Events()[i].Kind(); got != k {
+			t.Errorf("event %d: Kind() = %v, want %v", i, got, k)
+		}
 	}
 	if r.Tagged() != 2 {
 		t.Fatalf("Tagged() = %d, want 2", r.Tagged())

@@ -37,7 +37,7 @@ func (r *Rewriter) scan() {
 		case r.bom >= 0:
 			p = r.scanBOM(p)
 		case r.in != atLineStart:
-			p = r.linePiece(p, nextEOL(r.chunk, p))
+			p = r.linePiece(p, r.nextEOL(p))
 		case r.afterCR:
 			p = r.afterCRByte(p)
 		case r.overflowNext:
@@ -45,7 +45,7 @@ func (r *Rewriter) scan() {
 		default:
 			// A line whole in the chunk goes at once, by its field; one
 			// the chunk's end cuts, piece by piece.
-			if e := nextEOL(r.chunk, p); e >= 0 {
+			if e := r.nextEOL(p); e >= 0 {
 				f, v, _ := fieldOf(r.chunk[p:e], true)
 				r.wholeLine(f, p, v, e)
 				p = r.endLine(e)
@@ -174,20 +174,23 @@ func fieldOf(head []byte, ended bool) (f lineState, value int, known bool) {
 	return inOther, 0, false
 }
 
-// nextEOL returns the index of the first '\n' or '\r' in b at or after p
-// (0 <= p <= len(b)), or -1: the line's end, then a '\r' before it, each
-// found by bytes.IndexByte.
-func nextEOL(b []byte, p int) int {
-	end := -1
-	if i := bytes.IndexByte(b[p:], '\n'); i >= 0 {
+// nextEOL returns the index of the first '\n' or '\r' in the chunk at or
+// after p (0 <= p <= len(chunk)), or -1. The chunk's next '\r' is looked up
+// only when p has passed the one found before (cr): most streams hold none,
+// and each line then costs one search, for its '\n'.
+func (r *Rewriter) nextEOL(p int) int {
+	if r.cr < p {
+		r.cr = len(r.chunk)
+		if i := bytes.IndexByte(r.chunk[p:], '\r'); i >= 0 {
+			r.cr = p + i
+		}
+	}
+	end := r.cr
+	if i := bytes.IndexByte(r.chunk[p:end], '\n'); i >= 0 {
 		end = p + i
 	}
-	rest := b[p:]
-	if end >= 0 {
-		rest = b[p:end]
-	}
-	if i := bytes.IndexByte(rest, '\r'); i >= 0 {
-		return p + i
+	if end == len(r.chunk) {
+		return -1
 	}
 	return end
 }

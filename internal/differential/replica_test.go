@@ -89,9 +89,9 @@ func (r *replica) serve(v cursor.Verdict, session, principal string, chunks [][]
 	for i, c := range chunks {
 		eos := completed && i == len(chunks)-1
 		b, _ := rw.Rewrite(nil, c, eos)
-		for _, ev := range rw.Events() {
+		for _, ev := range sse.TailEvents(rw.Events()) {
 			if ev.HasID {
-				tail.Add(ev.ID, ev.Kind)
+				tail.Add(ev.ID, ev.Kind())
 			}
 		}
 		if _, err := r.guard.Sent(k, true, tail); err != nil {
