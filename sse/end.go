@@ -37,9 +37,10 @@ func (r *Rewriter) flushHeld() {
 	at := idValueAt(r.line)
 	v := r.line[at:]
 	idField := at >= 3 && string(r.line[:3]) == "id:" // its name and colon seen
-	valid := idField && !blank(v) && !hasNUL(v)
+	blank, nul := idValueIs(v)
+	valid := idField && !blank && !nul
 	switch {
-	case len(r.line) > 0 && idField && !hasNUL(v):
+	case len(r.line) > 0 && idField && !nul:
 		// A valid or empty id value in the current line overrides the
 		// held one, which goes out before it, at a line start.
 		r.writePend(cursor.KindOther, nil)

@@ -57,8 +57,8 @@ func idValueAt(line []byte) int {
 // one is held until its event dispatches (minting) or tagged in place.
 func (r *Rewriter) idLine(line []byte, e int) {
 	v := line[idValueAt(line):]
-	switch {
-	case blank(v):
+	switch blank, nul := idValueIs(v); {
+	case blank:
 		// "id", "id:", "id: " reset the last event ID; so, on the wire, does
 		// an ID of white space: the Go SDK's reader trims it to nothing,
 		// and a WHATWG client's Last-Event-ID header loses it as optional
@@ -67,7 +67,7 @@ func (r *Rewriter) idLine(line []byte, e int) {
 		r.writePend(cursor.KindOther, nil)
 		r.out = append(r.out, line...)
 		r.id = r.id[:0]
-	case hasNUL(v): // SSE ignores the field
+	case nul: // SSE ignores the field
 		r.out = append(r.out, line...)
 	default:
 		r.writePend(cursor.KindOther, nil) // overridden by this one, where this one starts
@@ -82,24 +82,21 @@ func (r *Rewriter) idLine(line []byte, e int) {
 	}
 }
 
-// blank reports whether an id value is empty or only spaces and tabs.
-func blank(v []byte) bool {
+// idValueIs reports whether an id value is blank (empty or only spaces
+// and tabs) and whether it holds a NUL byte (an id field SSE ignores), in
+// one pass.
+func idValueIs(v []byte) (blank, nul bool) {
+	blank = true
 	for _, c := range v {
-		if c != ' ' && c != '\t' {
-			return false
+		switch c {
+		case ' ', '\t':
+		case 0:
+			return false, true
+		default:
+			blank = false
 		}
 	}
-	return true
-}
-
-// hasNUL reports whether v holds a NUL byte (an id field SSE ignores).
-func hasNUL(v []byte) bool {
-	for _, c := range v {
-		if c == 0 {
-			return true
-		}
-	}
-	return false
+	return blank, false
 }
 
 // holds reports whether a valid id line that ends now is held until its

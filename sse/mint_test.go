@@ -162,7 +162,7 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 				} else if pend != nil {
 					minted(k)
 				}
-				if idField && !blank(value) {
+				if idField && !blankID(value) {
 					want = append(want, line[:valueAt]...)
 					want = cursor.AppendMinted(want, tr, value, []byte(prev), k)
 					tagged++
@@ -191,7 +191,7 @@ func expandMint(in []byte, tr cursor.Transport, maxLine int, prev string) (want 
 				prev = string(id)
 			}
 			typ, data, hasData, id = "", nil, false, nil
-		case isID && blank(value):
+		case isID && blankID(value):
 			// Empty, or white space only: no cursor on the wire either way.
 			if pend != nil {
 				plain()
@@ -802,3 +802,7 @@ func TestNothingHeldAfterEndOrOverflow(t *testing.T) {
 		}
 	}
 }
+
+// blankID is the model's reading of an id value that resets the cursor:
+// empty, or spaces and tabs only.
+func blankID(v []byte) bool { return len(bytes.Trim(v, " \t")) == 0 }

@@ -132,12 +132,14 @@ func proxyLog(vm *VM, mem api.Memory, st []uint64) {
 		ret(st, StatusBadArgument)
 		return
 	}
-	msg, ok := mem.Read(u32(st, 1), u32(st, 2))
+	msg, ok := mem.Read(u32(st, 1), u32(st, 2)) // a view of guest memory
 	if !ok {
 		ret(st, StatusInvalidMemoryAccess)
 		return
 	}
-	vm.emit(level, string(msg))
+	if level >= LogLevel(vm.host.level.Load()) { // below it, Envoy drops the line uncopied
+		vm.emit(level, string(msg))
+	}
 	ret(st, StatusOK)
 }
 
