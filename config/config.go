@@ -399,16 +399,8 @@ func (c *Config) Match(routeName, path string) cursor.Transport {
 // that ends in "/" ("/", "/api/") matches every path that starts with it.
 // It runs on every request inside the VM: no allocation.
 func PathHasPrefix(path, prefix string) bool {
-	if len(path) < len(prefix) {
+	if !strings.HasPrefix(path, prefix) {
 		return false
-	}
-	// Byte by byte, not path[:len(prefix)] != prefix: route prefixes are
-	// short, and the string comparison is two runtime calls in the VM, on
-	// every request of a mesh.
-	for i := 0; i < len(prefix); i++ {
-		if path[i] != prefix[i] {
-			return false
-		}
 	}
 	if len(path) == len(prefix) || prefix == "" || prefix[len(prefix)-1] == '/' {
 		return true

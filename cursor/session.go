@@ -57,14 +57,11 @@ func mix64(z uint64) uint64 {
 	return z ^ z>>31
 }
 
-// is reports whether k and o are the same key: two word comparisons, where
-// comparing the arrays with == is a runtime call in the VM.
+// is reports whether k and o are the same key, compared word by word.
 func (k SessionKey) is(o SessionKey) bool { return k.lo() == o.lo() && k.hi() == o.hi() }
 
 // lo and hi are the two halves of k; slot placement uses them.
 func (k SessionKey) lo() uint64 {
-	// Spelled out on the array, not binary.LittleEndian on a slice of it:
-	// half the inlining cost, so that its callers inline.
 	return uint64(k[0]) | uint64(k[1])<<8 | uint64(k[2])<<16 | uint64(k[3])<<24 |
 		uint64(k[4])<<32 | uint64(k[5])<<40 | uint64(k[6])<<48 | uint64(k[7])<<56
 }

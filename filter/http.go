@@ -196,9 +196,8 @@ func (h *httpContext) apply(d *cursor.Decision, method string, resume bool) type
 // logDecision writes the decision line of a judged request: a refusal at
 // info level, a resume (a request with a cursor) that passes at debug.
 // Requests without a cursor that pass are not logged: they are the ordinary
-// traffic. A passing resume's line is asked for only when the host writes
-// debug lines (debugLogged: Envoy's default info level does not). The line
-// is built in the plugin's reused buffer: a resume allocates nothing for it.
+// traffic. The line is built in the plugin's reused buffer: a resume
+// allocates nothing for it.
 //
 //	mcp-resume-guard: decision session=1a2b3c4d decision=rewound resume=true reason=drain_race from=cursor route_transport=http
 func (h *httpContext) logDecision(d *cursor.Decision, resume bool) {
