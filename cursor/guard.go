@@ -1,8 +1,11 @@
 package cursor
 
+import "strings"
+
 // Guard holds the rules of one worker VM behind one entry point per
-// callback: Request for a request's headers, Sent after a response chunk's
-// events were added to the stream's tail, StreamEnd when the stream ends.
+// callback: Request for a request's headers, Response for its response's
+// headers, Sent after a response chunk's events were added to the stream's
+// tail, StreamEnd when the stream ends.
 // The plugin maps the host's calls to these facts and the answers to host
 // calls; every rule of docs/how-it-decides.md is here or in what these call.
 //
@@ -14,6 +17,13 @@ type Guard struct {
 	// Clock returns unix seconds. It is read only when a rule needs the
 	// time: an ordinary request of a session never tombstoned needs none.
 	Clock func() uint32
+	// LegacyDropCursor: a forced re-initialization of a legacy (sse) GET is
+	// delivered by forwarding it without its cursor (legacy_reinit:
+	// drop_cursor), so that the client gets a fresh stream and session.
+	LegacyDropCursor bool
+	// Unwind: the way back out (unwind: true): no new event ID is tagged;
+	// the cursors issued before are still read.
+	Unwind bool
 }
 
 // Request is what the plugin knows of a request on a guarded route when its
@@ -28,9 +38,9 @@ type Request struct {
 	Principal Principal
 	// Cursor is the Last-Event-ID header ("" if none).
 	Cursor string
-	// Delete: the request is a DELETE, which passes to the upstream so it
-	// can free the session (its answer clears the record: Store.Delete).
-	Delete bool
+	// Method is the request's :method. A DELETE passes to the upstream so
+	// it can free the session (its answer clears the record: Response).
+	Method string
 }
 
 // Verdict is the Guard's answer to a request.
@@ -45,6 +55,10 @@ type Verdict struct {
 	// watermark could not be read (unknown_cursor: forward). TombstoneErr is
 	// set when the session's tombstone could not be written.
 	ReadErr, TombstoneErr error
+	// DropCursor: the re-initialization is delivered by forwarding the
+	// request without its Last-Event-ID rather than by the local reply
+	// (Guard.LegacyDropCursor).
+	DropCursor bool
 }
 
 // Request applies the resume decision to a request: it reads what shared
@@ -55,7 +69,7 @@ type Verdict struct {
 // principal, so a made-up session ID or a stranger's credentials write
 // nothing.
 func (g *Guard) Request(r *Request) Verdict {
-	if r.Delete || r.Cursor == "" && !r.HasSession {
+	if r.Method == "DELETE" || r.Cursor == "" && !r.HasSession {
 		return Verdict{Decision: Decision{Action: Forward, Reason: ReasonNoCursor}}
 	}
 	policy := g.Policy
@@ -90,7 +104,82 @@ func (g *Guard) Request(r *Request) Verdict {
 	if v.Tombstones() && r.HasSession && known {
 		v.TombstoneErr = g.Store.TombstoneAs(r.Session, r.Principal, now)
 	}
+	v.DropCursor = v.Action == Reinit && g.LegacyDropCursor && r.Route == TransportSSE && r.Method == "GET"
 	return v
+}
+
+// Response is what the plugin knows of the response to a request on a
+// guarded route when its headers arrive.
+type Response struct {
+	Route      Transport
+	Session    SessionKey // the request's session, as Request had it
+	HasSession bool
+	Delete     bool // the request was a DELETE
+	// Body reports that the headers do not end the response.
+	Body bool
+	// Header returns a response header's value ("" when absent). Response
+	// asks only for the headers its rules reach, in order: a response
+	// without a body (the 202 that answers a notification) costs no read.
+	Header func(name string) string
+}
+
+// StreamVerdict is the Guard's answer to a response: whether its body is an
+// event stream whose IDs the plugin tags, and under which session.
+type StreamVerdict struct {
+	// Rewrite: the body is an event stream to tag (its content-length
+	// goes, since tagging changes its length).
+	Rewrite bool
+	// Encoded: an event stream with a content-encoding other than identity,
+	// which cannot be tagged without decoding it: it passes untouched, its
+	// IDs untagged, and is counted.
+	Encoded bool
+	// Session, when not "", is the stream's session: the Mcp-Session-Id of
+	// an initialize answered as a stream, which wins over a stale one the
+	// request carried. NoSession: a legacy stream, whose session is only
+	// the one its endpoint event names, never one the request's query
+	// claimed (GET /sse?sessionId=<someone else's> must not file the
+	// stream under that session).
+	Session   string
+	NoSession bool
+	// ClearErr is set when the record of a session the upstream deleted
+	// could not be cleared.
+	ClearErr error
+}
+
+// Response decides what to do with a response's body: a DELETE the
+// upstream accepted (2xx) clears the session's record here; a 200 whose
+// content-type is text/event-stream is rewritten, unless the guard unwinds;
+// anything else passes untouched (a 304, an error another filter answered
+// with an event-stream type, JSON).
+func (g *Guard) Response(r *Response) StreamVerdict {
+	var v StreamVerdict
+	if r.Delete {
+		if status := r.Header(":status"); r.HasSession && len(status) == 3 && status[0] == '2' {
+			v.ClearErr = g.Store.Delete(r.Session, g.Clock())
+		}
+		return v
+	}
+	if !r.Body || !IsEventStream(r.Header("content-type")) || r.Header(":status") != "200" || g.Unwind {
+		return v
+	}
+	if r.Route == TransportSSE {
+		v.NoSession = true
+	} else {
+		v.Session = r.Header("mcp-session-id")
+	}
+	if ce := r.Header("content-encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		v.Encoded = true
+		return v
+	}
+	v.Rewrite = true
+	return v
+}
+
+// IsEventStream reports whether a content-type is text/event-stream, in any
+// case and with any parameters.
+func IsEventStream(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
 }
 
 // Sent writes the stream's tail to the record of its session when the tail

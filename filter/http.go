@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcp-resume-guard/mcp-resume-guard/config"
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/sse"
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm"
@@ -106,7 +105,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	h.isDelete = method == "DELETE"
 	v := p.guard.Request(&cursor.Request{
 		Route: h.transport, Session: h.key, HasSession: h.hasSession, Principal: h.principalKey,
-		Cursor: req.lastEventID, Delete: h.isDelete,
+		Cursor: req.lastEventID, Method: method,
 	})
 	if !v.Judged {
 		return action
@@ -118,7 +117,7 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	if v.TombstoneErr != nil {
 		p.failedWrite(v.TombstoneErr, "cannot tombstone the session")
 	}
-	return h.apply(&v.Decision, method, req.lastEventID != "")
+	return h.apply(&v, req.lastEventID != "")
 }
 
 // setSession sets the stream's session: its shared-data key. session may be
@@ -130,10 +129,10 @@ func (h *httpContext) setSession(session string) {
 	}
 }
 
-// apply carries out a resume decision on the request; resume reports that
+// apply carries out the Guard's verdict on the request; resume reports that
 // it carried a cursor.
-func (h *httpContext) apply(d *cursor.Decision, method string, resume bool) types.Action {
-	p := h.plugin
+func (h *httpContext) apply(v *cursor.Verdict, resume bool) types.Action {
+	p, d := h.plugin, &v.Decision
 	if d.Detected() {
 		if d.Reason == cursor.ReasonDrainRace {
 			p.metrics.drainRaceDetected.inc()
@@ -177,7 +176,7 @@ func (h *httpContext) apply(d *cursor.Decision, method string, resume bool) type
 	// A forced re-initialization.
 	h.countReinit(d.Reason)
 	h.logDecision(d, resume)
-	if h.transport == cursor.TransportSSE && p.cfg.LegacyReinit == config.LegacyDropCursor && method == "GET" {
+	if v.DropCursor {
 		// The legacy transport re-initializes by opening a fresh stream.
 		if err := proxywasm.RemoveHttpRequestHeader("last-event-id"); err != nil {
 			p.metrics.failOpen.inc()
@@ -314,55 +313,22 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		// runs it through the encoder chain): leave it alone.
 		return action
 	}
-	if endOfStream && !h.isDelete {
-		// A response without a body (the 202 that answers every
-		// notification and client response POSTed): no event to tag, no
-		// header to read.
-		return action
-	}
-	// Single-value reads, not the whole map: under a Wasm runtime every
-	// host call that returns data costs a round trip into the guest's
-	// allocator, while a header that is absent costs almost nothing.
-	if !h.isDelete {
-		if ct, _ := proxywasm.GetHttpResponseHeader("content-type"); !isEventStream(ct) {
-			return action
-		}
-	}
 	p := h.plugin
-	if h.isDelete {
-		status, _ := proxywasm.GetHttpResponseHeader(":status")
-		if h.hasSession && len(status) == 3 && status[0] == '2' {
-			p.failedWrite(p.store.Delete(h.key, p.now()), "cannot clear the deleted session")
-		}
-		return action
+	v := p.guard.Response(&cursor.Response{
+		Route: h.transport, Session: h.key, HasSession: h.hasSession, Delete: h.isDelete,
+		Body: !endOfStream, Header: responseHeader,
+	})
+	p.failedWrite(v.ClearErr, "cannot clear the deleted session")
+	switch {
+	case v.NoSession:
+		h.hasSession = false // the endpoint event names it (observe)
+	case v.Session != "":
+		h.setSession(v.Session)
 	}
-	if status, _ := proxywasm.GetHttpResponseHeader(":status"); status != "200" {
-		// Only a real stream carries events to tag: not a 304, nor an
-		// error another filter answered with an event-stream type.
-		return action
-	}
-	if p.cfg.Unwind {
-		// The way back out: no new event ID is tagged, so the upstream's
-		// stream passes byte for byte; the cursors issued before are
-		// still read (the request path).
-		return action
-	}
-	if h.transport == cursor.TransportSSE {
-		// A legacy stream's session is the one its endpoint event names
-		// (observe), never one the request claimed: the query of
-		// GET /sse?sessionId=<someone else's> must not file this stream
-		// under that session, evict its tails and become its owner.
-		h.hasSession = false
-	} else if sid, _ := proxywasm.GetHttpResponseHeader("mcp-session-id"); sid != "" {
-		// An initialize answered as a stream: its session comes back in
-		// the response, and wins over a stale one the request carried
-		// (sessions are compared by digest, like everywhere else).
-		h.setSession(sid)
-	}
-	if ce, _ := proxywasm.GetHttpResponseHeader("content-encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		// Compressed SSE cannot be rewritten without decoding it; pass it
-		// through untouched (its IDs stay untagged) and count it.
+	if v.Encoded {
 		p.metrics.sseEncodedPassthrough.inc()
+	}
+	if !v.Rewrite {
 		return action
 	}
 	if err := proxywasm.RemoveHttpResponseHeader("content-length"); err != nil {
@@ -540,20 +506,11 @@ func (h *httpContext) OnHttpStreamDone() {
 	p.release(h) // not after a panic: its context and tail are left to the GC
 }
 
-// isEventStream reports whether a content-type is text/event-stream, in any
-// case and with any parameters.
-func isEventStream(ct string) bool {
-	if ct == "" {
-		return false
-	}
-	if c := ct[0] | 0x20; c >= 'a' && c <= 'z' && c != 't' {
-		// A type that starts with another letter (application/json,
-		// every JSON answer of a guarded route): no white space to trim
-		// either.
-		return false
-	}
-	mt, _, _ := strings.Cut(ct, ";")
-	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
+// responseHeader returns a response header's value, "" when absent or
+// unreadable (cursor.Response.Header).
+func responseHeader(name string) string {
+	v, _ := proxywasm.GetHttpResponseHeader(name)
+	return v
 }
 
 // querySession returns the session the query of a request path or URL

@@ -80,7 +80,10 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 	if p.now == nil {
 		p.now = wasiclock.Unix
 	}
-	p.guard = cursor.Guard{Policy: cfg.Policy, Store: &p.store, Clock: func() uint32 { return p.now() }}
+	p.guard = cursor.Guard{
+		Policy: cfg.Policy, Store: &p.store, Clock: func() uint32 { return p.now() },
+		LegacyDropCursor: cfg.LegacyReinit == config.LegacyDropCursor, Unwind: cfg.Unwind,
+	}
 	p.started = true
 	proxywasm.LogInfo(startMessage(cfg.Routes))
 	return types.OnPluginStartStatusOK
