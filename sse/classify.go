@@ -128,7 +128,7 @@ func classifyObject(obj string, truncated, whole bool) (k cursor.EventKind, deci
 // array, up to and including the byte after it for a string, number or
 // literal (the byte that ends a number).
 func readMembers(obj string, lookForID bool) (k cursor.EventKind, id bool, decidedBy int) {
-	gjson.Parse(obj).ForEach(func(key, value gjson.Result) bool {
+	gjson.Parse(obj).ForEach(func(key, v gjson.Result) bool {
 		if key.Str == "id" {
 			id = true
 		} else if k == cursor.KindOther {
@@ -142,7 +142,7 @@ func readMembers(obj string, lookForID bool) (k cursor.EventKind, id bool, decid
 			default:
 				return true
 			}
-			decidedBy = decidingBytes(obj, value)
+			decidedBy = decidingBytes(obj, v)
 		}
 		return k == cursor.KindOther || k == cursor.KindRequest && lookForID && !id
 	})

@@ -13,13 +13,14 @@
 // crosses chunks is a handful of named fields of Rewriter:
 //
 //	chunk → scan (scan.go)       → event (event.go, idline.go)     → classify (classify.go)
-//	        lines: "\n", "\r\n",   data kept ≤ DataPrefixBytes;      Classify: the kind of
-//	        "\r", across chunks;   id line tagged in place, or       the event's data, for
-//	        BOM; a cut line's      held and minted at dispatch       Events and the cursor
-//	        name in head           (cursor.AppendMinted)
+//	        lines: "\n", "\r\n",   data kept ≤ DataPrefixBytes;      ResponseClass, through
+//	        "\r", across chunks;   id line tagged in place, or       the memo (memo.go), for
+//	        BOM; a cut line's      held and minted at dispatch       the minted cursor;
+//	        name in head           (cursor.AppendMinted)             Classify for Event.Kind
 //
-// rewriter.go holds the Rewriter and its API, end.go the end of a stream
-// and the overflow of a too long value.
+// rewrite.go is the entry (Rewrite), rewriter.go the Rewriter, its state
+// and API; end.go the end of a stream inside an event; idline.go also the
+// overflow of a too long value. Each file calls only the stages after it.
 //
 // With minting on (Rewriter.SetMint), the ID also tells what the event was:
 // each event's id line is held until the empty line that dispatches the

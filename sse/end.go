@@ -2,9 +2,9 @@ package sse
 
 import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 
-// The two ways a stream stops being rewritten: its end, inside an event
-// (endOfStream), and an overflow (a value longer than maxLineBytes), after
-// which everything passes untouched.
+// The end of a stream inside an event (endOfStream): what is held goes out
+// last. (The other way a stream stops being rewritten, an overflow, is in
+// idline.go, with the held bytes it lets go.)
 
 // endOfStream writes out what is held when the stream ends inside an event.
 func (r *Rewriter) endOfStream() {
@@ -82,26 +82,4 @@ func (r *Rewriter) eosLineStart() {
 	case r.afterCR && r.pend[len(r.pend)-1] != '\r':
 		r.out = append(r.out, '\n')
 	}
-}
-
-// overflowAt gives up on the stream at p (see giveUp): the chunk's bytes
-// up to p pass, then what is held, then the rest of the chunk. It returns
-// the chunk's end.
-func (r *Rewriter) overflowAt(p int) int {
-	r.flushTo(p)
-	r.giveUp()
-	r.out = append(r.out, r.chunk[p:]...)
-	r.fwd = len(r.chunk)
-	return len(r.chunk)
-}
-
-// giveUp stops rewriting the stream: the held id line goes out tagged
-// prefix+id (the line that overflows is a later id, which overrides it, or
-// an event type too long to be "message", whose event is no JSON-RPC
-// message), the held current line as it came, and every later byte passes
-// untouched.
-func (r *Rewriter) giveUp() {
-	r.writePend(cursor.KindOther, nil)
-	r.releaseLine()
-	r.overflowed = true
 }

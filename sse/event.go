@@ -14,31 +14,6 @@ import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 // forwarded but never buffered.
 const DataPrefixBytes = 512
 
-// Event is an SSE event the rewriter dispatched: one that carried an id
-// field, a data field, or both. Its byte slices are copies, valid until the
-// next Rewrite call; each is capped at its length, so appending to it never
-// writes into another event.
-type Event struct {
-	// ID is the upstream's original (untagged) id value, when HasID.
-	ID []byte
-	// HasID reports that the event carried a non-empty id field (the last
-	// id field wins, as in SSE; one with an empty value resets it, one
-	// containing NUL is ignored).
-	HasID bool
-	// Type is the value of the event field; empty means "message".
-	Type []byte
-	// Data is the event's data, its lines joined with '\n' as SSE joins
-	// them, cut to DataPrefixBytes. For an event of type "endpoint" (the
-	// legacy transport's announcement of the session's message URL), the
-	// data lines that follow its event field are kept up to the Rewriter's
-	// maxLineBytes (at least DataPrefixBytes), so that a session ID of that
-	// length reaches the caller whole; an endpoint event that names its type
-	// only after its data keeps just DataPrefixBytes of it.
-	Data []byte
-	// Truncated reports that the data is longer than Data.
-	Truncated bool
-}
-
 // Kind returns the kind of JSON-RPC message the event carries (Classify of
 // its type and data); an event with an ID and empty data is a priming
 // event. It classifies on every call: the rewriter itself reads of an

@@ -175,3 +175,28 @@ func (r *Rewriter) firstLineBeforeBOM(p int) {
 		r.writePend(cursor.KindOther, nil)
 	}
 }
+
+// An overflow: a value longer than maxLineBytes stops the rewriting; what is
+// held goes out as it may, and every later byte passes untouched.
+
+// overflowAt gives up on the stream at p (see giveUp): the chunk's bytes
+// up to p pass, then what is held, then the rest of the chunk. It returns
+// the chunk's end.
+func (r *Rewriter) overflowAt(p int) int {
+	r.flushTo(p)
+	r.giveUp()
+	r.out = append(r.out, r.chunk[p:]...)
+	r.fwd = len(r.chunk)
+	return len(r.chunk)
+}
+
+// giveUp stops rewriting the stream: the held id line goes out tagged
+// prefix+id (the line that overflows is a later id, which overrides it, or
+// an event type too long to be "message", whose event is no JSON-RPC
+// message), the held current line as it came, and every later byte passes
+// untouched.
+func (r *Rewriter) giveUp() {
+	r.writePend(cursor.KindOther, nil)
+	r.releaseLine()
+	r.overflowed = true
+}

@@ -1,10 +1,6 @@
 package sse
 
-import (
-	"bytes"
-
-	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
-)
+import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 
 // DefaultMaxLineBytes is the bound on a buffered id or event type value used
 // when NewRewriter or Reset is given a non-positive maxLineBytes.
@@ -236,43 +232,53 @@ func (r *Rewriter) Tagged() int { return r.tagged }
 // order. The slice and the bytes it refers to are reused by the next call.
 func (r *Rewriter) Events() []Event { return r.events }
 
-// Rewrite consumes the next chunk of the upstream body and appends to dst the
-// bytes to send downstream now, returning the extended slice. changed is
-// false when the appended bytes equal chunk exactly (the caller may then
-// leave the host's buffer alone). eos marks the last chunk: every held byte
-// is flushed, and an unterminated final event is not reported in Events
-// (WHATWG readers discard it) though its bytes are forwarded (see flushHeld
-// for its ID). Call Reset before feeding another stream. dst must not
-// overlap chunk.
-//
-// The events dispatched by the empty lines in chunk are available from
-// Events until the next call, so a caller can record them before the bytes
-// that carry them leave.
-func (r *Rewriter) Rewrite(dst, chunk []byte, eos bool) (out []byte, changed bool) {
-	r.releaseEvents()
-	r.tagged = 0
-	if r.overflowed {
-		return append(dst, chunk...), false
-	}
-	// Bytes held by an earlier call come out now or later.
-	r.chunk, r.out, r.start, r.fwd, r.cr = chunk, dst, len(dst), 0, -1
-	r.edited = len(r.pend) > 0 || len(r.line) > 0
-	r.scan()
-	r.flushTo(len(chunk))
-	r.wrote = r.wrote || len(r.out) > r.start
-	if eos && (len(r.pend) > 0 || len(r.line) > 0) {
-		r.endOfStream()
-	}
-	out, r.out, r.chunk = r.out, nil, nil
-	if !r.edited {
-		return out, false
-	}
-	return out, !bytes.Equal(out[r.start:], chunk)
-}
-
 // flushTo appends the chunk's bytes seen up to p, which pass unchanged, to
 // the output.
 func (r *Rewriter) flushTo(p int) {
 	r.out = append(r.out, r.chunk[r.fwd:p]...)
 	r.fwd = p
+}
+
+// lineState is where the scanner stands: at a line start, or inside a line
+// of a known field, or of one whose name the chunk's end cut.
+type lineState uint8
+
+const (
+	atLineStart lineState = iota
+	inName                // the line's first bytes, in head, do not yet tell its field
+	inEmpty               // an empty line: it dispatches the event
+	inData                // a "data" field
+	inEvent               // an "event" field
+	inID                  // an "id" field, held whole until its end (idline.go)
+	inOther               // a comment, retry, an unknown field: it passes untouched
+	// inLong: an event field whose value outgrew max while an id line was
+	// held; the line passes, then the stream overflows.
+	inLong
+)
+
+var bom = [3]byte{0xEF, 0xBB, 0xBF}
+
+// Event is an SSE event the rewriter dispatched: one that carried an id
+// field, a data field, or both. Its byte slices are copies, valid until the
+// next Rewrite call; each is capped at its length, so appending to it never
+// writes into another event.
+type Event struct {
+	// ID is the upstream's original (untagged) id value, when HasID.
+	ID []byte
+	// HasID reports that the event carried a non-empty id field (the last
+	// id field wins, as in SSE; one with an empty value resets it, one
+	// containing NUL is ignored).
+	HasID bool
+	// Type is the value of the event field; empty means "message".
+	Type []byte
+	// Data is the event's data, its lines joined with '\n' as SSE joins
+	// them, cut to DataPrefixBytes. For an event of type "endpoint" (the
+	// legacy transport's announcement of the session's message URL), the
+	// data lines that follow its event field are kept up to the Rewriter's
+	// maxLineBytes (at least DataPrefixBytes), so that a session ID of that
+	// length reaches the caller whole; an endpoint event that names its type
+	// only after its data keeps just DataPrefixBytes of it.
+	Data []byte
+	// Truncated reports that the data is longer than Data.
+	Truncated bool
 }

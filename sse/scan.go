@@ -10,25 +10,6 @@ import "bytes"
 // event step (event.go) by its field: a line whole in the chunk at once
 // (wholeLine), a cut one piece by piece (startField, fieldBytes, endField).
 
-// lineState is where the scanner stands: at a line start, or inside a line
-// of a known field, or of one whose name the chunk's end cut.
-type lineState uint8
-
-const (
-	atLineStart lineState = iota
-	inName                // the line's first bytes, in head, do not yet tell its field
-	inEmpty               // an empty line: it dispatches the event
-	inData                // a "data" field
-	inEvent               // an "event" field
-	inID                  // an "id" field, held whole until its end (idline.go)
-	inOther               // a comment, retry, an unknown field: it passes untouched
-	// inLong: an event field whose value outgrew max while an id line was
-	// held; the line passes, then the stream overflows.
-	inLong
-)
-
-var bom = [3]byte{0xEF, 0xBB, 0xBF}
-
 // scan runs the chunk through the line scanner, up to its end or until the
 // stream overflows.
 func (r *Rewriter) scan() {
