@@ -43,8 +43,19 @@ func (l *Buffer) Lines(sub string) []string {
 // WaitFor reports whether what was written holds want within d: a line
 // about a request may be written after its response reached the client.
 func (l *Buffer) WaitFor(want string, d time.Duration) bool {
+	return l.waitUntil(func() bool { return strings.Contains(l.String(), want) }, d)
+}
+
+// WaitForLines reports whether at least n lines hold sub within d (see
+// WaitFor).
+func (l *Buffer) WaitForLines(sub string, n int, d time.Duration) bool {
+	return l.waitUntil(func() bool { return len(l.Lines(sub)) >= n }, d)
+}
+
+// waitUntil polls done every 10 ms until it holds or d has passed.
+func (l *Buffer) waitUntil(done func() bool, d time.Duration) bool {
 	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
-		if strings.Contains(l.String(), want) {
+		if done() {
 			return true
 		}
 		if time.Now().After(deadline) {

@@ -32,3 +32,18 @@ func TestBufferConcurrentWritesAndWait(t *testing.T) {
 		t.Fatal("WaitFor found what was never written")
 	}
 }
+
+func TestWaitForLines(t *testing.T) {
+	var l Buffer
+	fmt.Fprintln(&l, "status=200 a")
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		fmt.Fprintln(&l, "status=200 b")
+	}()
+	if !l.WaitForLines("status=200", 2, 2*time.Second) {
+		t.Fatal("WaitForLines missed a line written later")
+	}
+	if l.WaitForLines("status=200", 3, 30*time.Millisecond) {
+		t.Fatal("WaitForLines counted a line never written")
+	}
+}
