@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/sse"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,7 +50,7 @@ type badInput struct {
 
 const sseBody = "id: e-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"
 
-func chunked(s string, n int) [][]byte { return splitChunks([]byte(s), n) }
+func chunked(s string, n int) [][]byte { return slices.Collect(slices.Chunk([]byte(s), n)) }
 
 func resumeReq(session, cursor string) wasmhost.Headers {
 	return get("/mcp", hdr("mcp-session-id", session), hdr("last-event-id", cursor), hdr("accept", "text/event-stream"))

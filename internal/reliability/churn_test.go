@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/sharedusage"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
@@ -59,9 +60,9 @@ func TestChurn(t *testing.T) {
 	)
 	h, _ := newHost(t, configWith(`,"max_sessions":1000,"unacked_cursor":"reinit"`), wasmhost.Options{VMs: 2})
 	runSessions(t, h, 0, sessions/5)
-	early := measureShared(h)
+	early := sharedusage.Measure(h)
 	runSessions(t, h, sessions/5, sessions)
-	late := measureShared(h)
+	late := sharedusage.Measure(h)
 	t.Logf("after %d sessions: %d keys, %d bytes, %d live; after %d: %d keys, %d bytes, %d live",
 		sessions/5, early.Keys, early.Bytes, early.Live, sessions, late.Keys, late.Bytes, late.Live)
 

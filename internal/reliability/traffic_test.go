@@ -2,9 +2,7 @@ package reliability
 
 import (
 	"strconv"
-	"strings"
 
-	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
@@ -71,40 +69,4 @@ func eventStream(session string, body [][]byte) wasmhost.Exchange {
 		Response:     sseHeaders(),
 		ResponseBody: body,
 	}
-}
-
-// splitChunks splits b into chunks of n bytes (the last one shorter).
-func splitChunks(b []byte, n int) [][]byte {
-	var out [][]byte
-	for len(b) > n {
-		out = append(out, b[:n:n])
-		b = b[n:]
-	}
-	if len(b) > 0 {
-		out = append(out, b)
-	}
-	return out
-}
-
-// sharedUsage is the guard's part of a host's shared data.
-type sharedUsage struct {
-	Keys  int   // keys with the guard's prefix
-	Bytes int64 // their keys' and values' bytes
-	Live  int   // slots holding a live (decodable, named) session record
-}
-
-// measureShared reads the guard's part of h's shared data.
-func measureShared(h *wasmhost.Host) sharedUsage {
-	var u sharedUsage
-	for k, v := range h.SharedData() {
-		if !strings.HasPrefix(k, cursor.KeyPrefix) {
-			continue
-		}
-		u.Keys++
-		u.Bytes += int64(len(k) + len(v))
-		if rec, ok, err := cursor.Decode(v); err == nil && ok && rec.Session != (cursor.SessionKey{}) {
-			u.Live++
-		}
-	}
-	return u
 }

@@ -3,10 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/sharedusage"
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
 )
 
@@ -22,7 +23,7 @@ func growth(ctx context.Context, guard []byte, o Options, rep *Report) error {
 	}
 	defer h.Close(ctx)
 	r := &runner{h: h}
-	body := Chunks(SSEStream(2*ChunkBytes, 1, 2), ChunkBytes)
+	body := slices.Collect(slices.Chunk(SSEStream(2*ChunkBytes, 1, 2), ChunkBytes))
 	o.progress("memory growth: %d mixed requests", o.GrowthTo)
 	for i := 1; i <= o.GrowthTo; i++ {
 		s := Session(i / 8) // eight requests per session, then the next one
@@ -55,29 +56,6 @@ func growth(ctx context.Context, guard []byte, o Options, rep *Report) error {
 		return fmt.Errorf("bench: growth: %d traps", st.Traps)
 	}
 	return nil
-}
-
-// SharedUsage summarizes the guard's shared data.
-type SharedUsage struct {
-	Keys  int   // keys with the guard's prefix
-	Bytes int64 // their keys' and values' bytes
-	Live  int   // slots holding a live (decodable, named) session record
-}
-
-// MeasureShared reads the guard's part of h's shared data.
-func MeasureShared(h *wasmhost.Host) SharedUsage {
-	var u SharedUsage
-	for k, v := range h.SharedData() {
-		if !strings.HasPrefix(k, cursor.KeyPrefix) {
-			continue
-		}
-		u.Keys++
-		u.Bytes += int64(len(k) + len(v))
-		if rec, ok, err := cursor.Decode(v); err == nil && ok && rec.Session != (cursor.SessionKey{}) {
-			u.Live++
-		}
-	}
-	return u
 }
 
 // sessionStreams is the traffic of one session in the shared-data
@@ -117,7 +95,7 @@ func perSession(ctx context.Context, guard []byte, o Options, rep *Report) error
 			}
 		}
 	}
-	u := MeasureShared(h)
+	u := sharedusage.Measure(h)
 	if u.Live == 0 {
 		return fmt.Errorf("bench: no live session record in shared data")
 	}

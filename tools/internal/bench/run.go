@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime"
 	"time"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/sharedusage"
 )
 
 // Options size a run.
@@ -74,7 +76,7 @@ type Report struct {
 	Allocs                   map[string]Allocs // the guard's, by workload
 	GrowthFrom, GrowthTo     int
 	MemoryAtFrom, MemoryAtTo int64 // guest linear memory, bytes
-	PerSession               SharedUsage
+	PerSession               sharedusage.Usage
 
 	WasmBytes, PassthroughWasmBytes, BaselineWasmBytes int
 	// Compile and VM start: the guard against passthrough, ns.

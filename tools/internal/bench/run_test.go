@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-resume-guard/mcp-resume-guard/internal/sharedusage"
 )
 
 // TestMedian covers odd and even counts.
@@ -163,7 +165,7 @@ func TestWriteTextCostTable(t *testing.T) {
 	r.V8.MemoryBytes = map[string]int64{modGuard: 6 << 20}
 	r.V8.VMStartNs = map[string]float64{modGuard: 2e6, modPassthrough: 1e6}
 	r.V8Compile, r.V8CompileCPU = pair(2, 1e9), pair(2, 1.5e9)
-	r.PerSession = SharedUsage{Bytes: 13200, Live: 100}
+	r.PerSession = sharedusage.Usage{Bytes: 13200, Live: 100}
 	var b strings.Builder
 	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)

@@ -87,19 +87,6 @@ func pad(b []byte, n int) []byte {
 	return b
 }
 
-// Chunks splits b into chunks of n bytes (the last one shorter).
-func Chunks(b []byte, n int) [][]byte {
-	var out [][]byte
-	for len(b) > n {
-		out = append(out, b[:n:n])
-		b = b[n:]
-	}
-	if len(b) > 0 {
-		out = append(out, b)
-	}
-	return out
-}
-
 // Session returns the session ID of session number i, shaped like the IDs
 // MCP servers mint (a UUID-sized random-looking string).
 func Session(i int) string {

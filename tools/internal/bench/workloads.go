@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/internal/wasmhost"
@@ -97,7 +98,9 @@ func cycle(r *runner, xs []wasmhost.Exchange, unit int64) workload {
 
 // benchStream is the SSE workload's body: about bytes of traffic (90 %
 // ~200 B notifications, 10 % ~2 KB results) in 16 KiB chunks.
-func benchStream(bytes int) [][]byte { return Chunks(SSEStream(bytes, 1000, 1), ChunkBytes) }
+func benchStream(bytes int) [][]byte {
+	return slices.Collect(slices.Chunk(SSEStream(bytes, 1000, 1), ChunkBytes))
+}
 
 // TombstoneFactor is how many times max_sessions sessions are tombstoned
 // before the tombstoned workload: every bucket of the table is then full,
