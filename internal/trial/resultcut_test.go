@@ -2,13 +2,11 @@ package trial
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,37 +20,20 @@ import (
 
 // recordingTransport keeps every response body the client read, so a test
 // can see the event IDs the client was given.
-type recordingTransport struct {
-	mu   sync.Mutex
-	read bytes.Buffer
-}
+type recordingTransport struct{ read logbuf.Buffer }
 
 func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if err == nil {
-		resp.Body = recordedBody{resp.Body, rt}
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.TeeReader(resp.Body, &rt.read), resp.Body}
 	}
 	return resp, err
 }
 
-func (rt *recordingTransport) text() string {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.read.String()
-}
-
-type recordedBody struct {
-	io.ReadCloser
-	rt *recordingTransport
-}
-
-func (b recordedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.rt.mu.Lock()
-	b.rt.read.Write(p[:n])
-	b.rt.mu.Unlock()
-	return n, err
-}
+func (rt *recordingTransport) text() string { return rt.read.String() }
 
 // eventIDOf returns the id of the SSE event whose data holds sub.
 func eventIDOf(stream, sub string) string {

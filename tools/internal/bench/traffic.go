@@ -131,21 +131,10 @@ func Unguarded(session string) wasmhost.Exchange {
 // (e.g. "http:e-41"); the upstream answers with an event stream whose body
 // is not part of the measure.
 func Resume(session, cursor string) wasmhost.Exchange {
-	return wasmhost.Exchange{
-		Request: wasmhost.Headers{
-			{Key: ":authority", Value: "mcp.example.test"}, {Key: ":path", Value: "/mcp"},
-			{Key: ":method", Value: "GET"}, {Key: ":scheme", Value: "https"},
-			{Key: "accept", Value: "text/event-stream"},
-			{Key: "mcp-session-id", Value: session},
-			{Key: "mcp-protocol-version", Value: "2025-06-18"},
-			{Key: "last-event-id", Value: cursor},
-			{Key: "user-agent", Value: "bench-client/1.0"},
-		},
-		Response: wasmhost.Headers{
-			{Key: ":status", Value: "200"}, {Key: "content-type", Value: "text/event-stream"},
-			{Key: "cache-control", Value: "no-cache"},
-		},
-	}
+	x := Stream(session, nil)
+	x.Request = append(x.Request, wasmhost.Header{Key: "last-event-id", Value: cursor},
+		wasmhost.Header{Key: "user-agent", Value: "bench-client/1.0"})
+	return x
 }
 
 // Stream is a Streamable HTTP GET of session without a cursor, answered with
