@@ -99,20 +99,12 @@ func TestFindsUnknownNames(t *testing.T) {
 	for _, p := range checkNames("x.md", text, names) {
 		got[p.Line] += p.Msg
 	}
-	for line, want := range map[int]string{
+	wantProblems(t, got, map[int]string{
 		2: `quotes reason "untagged"`,
 		3: `quotes reason "untaged"`,
 		5: "names counter mcp_resume_guard_reinit_untagged_cursor_total",
 		9: `a table of reasons names "unknown"`,
-	} {
-		if !strings.Contains(got[line], want) {
-			t.Errorf("line %d: %q; want %q", line, got[line], want)
-		}
-		delete(got, line)
-	}
-	for line, msg := range got {
-		t.Errorf("line %d reported wrongly: %s", line, msg)
-	}
+	})
 }
 
 func write(t *testing.T, dir, name, text string) {
@@ -167,7 +159,7 @@ func TestFindsBrokenReferences(t *testing.T) {
 		}
 		got[p.Line] += p.Msg
 	}
-	for line, want := range map[int]string{
+	wantProblems(t, got, map[int]string{
 		6:  "docs/missing.md, which does not exist",
 		7:  "docs/guide.md has no heading with the anchor #deploy-to-istio",
 		8:  "README.md has no heading with the anchor #nowhere",
@@ -178,15 +170,7 @@ func TestFindsBrokenReferences(t *testing.T) {
 		17: "docs/gone.md, which does not exist",
 		18: "mentions nowhere.md",
 		19: "mentions DESIGN.md, which is not a Markdown file of the repository",
-	} {
-		if !strings.Contains(got[line], want) {
-			t.Errorf("line %d: %q; want %q", line, got[line], want)
-		}
-		delete(got, line)
-	}
-	for line, msg := range got {
-		t.Errorf("line %d reported wrongly: %s", line, msg)
-	}
+	})
 }
 
 func TestSlug(t *testing.T) {
@@ -271,5 +255,20 @@ func TestLayout(t *testing.T) {
 		if _, err := os.Stat("../../docs/" + f + ".md"); err != nil {
 			t.Errorf("docs/%s.md: %v", f, err)
 		}
+	}
+}
+
+// wantProblems checks that got, the messages reported by line, holds each
+// of want's on its line and nothing else.
+func wantProblems(t *testing.T, got, want map[int]string) {
+	t.Helper()
+	for line, w := range want {
+		if !strings.Contains(got[line], w) {
+			t.Errorf("line %d: %q; want %q", line, got[line], w)
+		}
+		delete(got, line)
+	}
+	for line, msg := range got {
+		t.Errorf("line %d reported wrongly: %s", line, msg)
 	}
 }
