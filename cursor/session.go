@@ -57,9 +57,6 @@ func mix64(z uint64) uint64 {
 	return z ^ z>>31
 }
 
-// is reports whether k and o are the same key, compared word by word.
-func (k SessionKey) is(o SessionKey) bool { return k.lo() == o.lo() && k.hi() == o.hi() }
-
 // lo and hi are the two halves of k; slot placement uses them.
 func (k SessionKey) lo() uint64 {
 	return uint64(k[0]) | uint64(k[1])<<8 | uint64(k[2])<<16 | uint64(k[3])<<24 |

@@ -239,7 +239,7 @@ func (s *Store) LoadAs(k SessionKey, p Principal, now uint32) (rec *Record, know
 		if err != nil {
 			return nil, false, err
 		}
-		if sl.filled && sl.rec.Session.is(k) {
+		if sl.filled && sl.rec.Session == k {
 			sl.rec.Tombstoned = dead
 			return sl.rec, found || sl.rec.HasOwner && sl.rec.Owner == p, nil
 		}
@@ -268,13 +268,13 @@ func (s *Store) Update(k SessionKey, now uint32, create bool, change func(*Recor
 		target := &sa
 		// A session found in its first slot needs no look at the other:
 		// it cannot change the outcome.
-		if !sa.filled || !sa.rec.Session.is(k) {
+		if !sa.filled || sa.rec.Session != k {
 			sb, err := s.read(1, b, now)
 			if err != nil {
 				return err
 			}
 			switch {
-			case sb.filled && sb.rec.Session.is(k):
+			case sb.filled && sb.rec.Session == k:
 				target = &sb
 			case !create:
 				return nil
@@ -376,5 +376,5 @@ func (s *Store) free(i uint32, k SessionKey, now uint32) error {
 func (s *Store) holds(v []byte, k SessionKey, now uint32) bool {
 	rec := s.scratch(0)
 	ok, err := s.decode(0, v)
-	return err == nil && ok && rec.Session.is(k) && !rec.Expired(now, s.TTL)
+	return err == nil && ok && rec.Session == k && !rec.Expired(now, s.TTL)
 }

@@ -1014,7 +1014,7 @@ func TestStoreUpdateReadsOneSlotWhenTheFirstHoldsTheSession(t *testing.T) {
 		}
 		a, _ := s.candidates(k)
 		v, _, err := f.Get(s.slotKey(nil, tableRecords, a))
-		first := err == nil && func() bool { r, ok, _ := Decode(v); return ok && r.Session.is(k) }()
+		first := err == nil && func() bool { r, ok, _ := Decode(v); return ok && r.Session == k }()
 		tl.Add([]byte("e-2"), KindResponse)
 		f.gets = 0
 		if err := s.RecordTail(k, &tl, p, 11); err != nil {

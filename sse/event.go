@@ -51,9 +51,8 @@ func (r *Rewriter) wholeLine(f lineState, p, v, e int) {
 	case inEmpty:
 		r.dispatch(p)
 	case inData:
-		limit := r.dataLimit()
-		r.appendData(value, limit)
-		r.endDataLine(limit)
+		r.appendData(value)
+		r.endDataLine()
 	case inEvent:
 		r.evType = r.evType[:0] // the last event field wins
 		if r.typeBytes(p, value); r.in == inLong {
@@ -96,7 +95,7 @@ func (r *Rewriter) startField(f lineState, p, q int) {
 func (r *Rewriter) fieldBytes(p, end int) {
 	switch r.in {
 	case inData:
-		r.appendData(r.value(p, end), r.dataLimit())
+		r.appendData(r.value(p, end))
 	case inEvent:
 		r.typeBytes(p, r.value(p, end))
 	case inID:
@@ -136,7 +135,7 @@ func (r *Rewriter) endField(e int) {
 	case inEmpty:
 		r.dispatch(e)
 	case inData:
-		r.endDataLine(r.dataLimit())
+		r.endDataLine()
 	case inID:
 		r.idLine(r.line, e)
 		r.line = r.line[:0]
@@ -145,21 +144,20 @@ func (r *Rewriter) endField(e int) {
 	}
 }
 
-// appendData appends b to the event's data lines, keeping at most limit+1
-// bytes of them (limit is dataLimit(); the +1 is the '\n' that SSE strips
-// from the end, so that a data of exactly the limit is not truncated).
-func (r *Rewriter) appendData(b []byte, limit int) {
-	if room := limit + 1 - (len(r.arena) - r.dataAt); len(b) > room {
+// appendData appends b to the event's data lines, keeping at most
+// dataLimit()+1 bytes of them (the +1 is the '\n' that SSE strips from the
+// end, so that a data of exactly the limit is not truncated).
+func (r *Rewriter) appendData(b []byte) {
+	if room := r.dataLimit() + 1 - (len(r.arena) - r.dataAt); len(b) > room {
 		b = b[:max(room, 0)]
 		r.dataCut = true
 	}
 	r.arena = append(r.arena, b...)
 }
 
-// endDataLine ends a data line: SSE adds a '\n' to the data (limit is
-// dataLimit()).
-func (r *Rewriter) endDataLine(limit int) {
-	if len(r.arena)-r.dataAt > limit {
+// endDataLine ends a data line: SSE adds a '\n' to the data.
+func (r *Rewriter) endDataLine() {
+	if len(r.arena)-r.dataAt > r.dataLimit() {
 		r.dataCut = true
 		return
 	}

@@ -25,7 +25,7 @@ func (r *Rewriter) Rewrite(dst, chunk []byte, eos bool) (out []byte, changed boo
 		return append(dst, chunk...), false
 	}
 	// Bytes held by an earlier call come out now or later.
-	r.chunk, r.out, r.start, r.fwd, r.cr = chunk, dst, len(dst), 0, -1
+	r.chunk, r.out, r.start, r.fwd = chunk, dst, len(dst), 0
 	r.edited = len(r.pend) > 0 || len(r.line) > 0
 	r.scan()
 	r.flushTo(len(chunk))

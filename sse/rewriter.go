@@ -81,7 +81,6 @@ type Rewriter struct {
 	out    []byte // dst, extended with the output so far; nil between calls
 	start  int    // len(dst): out[start:] is this call's output
 	fwd    int    // chunk[fwd:p] was seen, passes unchanged and is not yet in out
-	cr     int    // the chunk's first '\r' at or after the last look (nextEOL); len(chunk): none; -1: not looked yet
 	edited bool   // the output may differ from the chunk
 	tagged int    // id fields tagged in this call (Tagged)
 	events []Event

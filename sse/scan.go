@@ -156,22 +156,18 @@ func fieldOf(head []byte, ended bool) (f lineState, value int, known bool) {
 }
 
 // nextEOL returns the index of the first '\n' or '\r' in the chunk at or
-// after p (0 <= p <= len(chunk)), or -1. The chunk's next '\r' is looked up
-// only when p has passed the one found before (cr): most streams hold none,
-// and each line then costs one search, for its '\n'.
+// after p (0 <= p <= len(chunk)), or -1: the line's end, then a '\r'
+// before it, each found by bytes.IndexByte.
 func (r *Rewriter) nextEOL(p int) int {
-	if r.cr < p {
-		r.cr = len(r.chunk)
-		if i := bytes.IndexByte(r.chunk[p:], '\r'); i >= 0 {
-			r.cr = p + i
-		}
+	rest := r.chunk[p:]
+	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+		rest = rest[:i]
 	}
-	end := r.cr
-	if i := bytes.IndexByte(r.chunk[p:end], '\n'); i >= 0 {
-		end = p + i
+	if i := bytes.IndexByte(rest, '\r'); i >= 0 {
+		return p + i
 	}
-	if end == len(r.chunk) {
+	if p+len(rest) == len(r.chunk) {
 		return -1
 	}
-	return end
+	return p + len(rest)
 }
