@@ -41,6 +41,12 @@ type Request struct {
 	// Method is the request's :method. A DELETE passes to the upstream so
 	// it can free the session (its answer clears the record: Response).
 	Method string
+	// LastEventIDs and SessionHeaders count the request's Last-Event-ID and
+	// Mcp-Session-Id entries, empty ones too; QuerySessions reports that a
+	// legacy request's query names its session more than once with
+	// different values (ambiguous.go).
+	LastEventIDs, SessionHeaders int
+	QuerySessions                bool
 }
 
 // Verdict is the Guard's answer to a request.
@@ -59,9 +65,14 @@ type Verdict struct {
 	// request without its Last-Event-ID rather than by the local reply
 	// (Guard.LegacyDropCursor).
 	DropCursor bool
+	// Ambiguous, when not Unambiguous, says what the request names more
+	// than once: it is refused with AmbiguousStatus and Ambiguous.Body(),
+	// before anything is read or written (the rest of the verdict is empty).
+	Ambiguous Ambiguity
 }
 
-// Request applies the resume decision to a request: it reads what shared
+// Request applies the resume decision to a request: it refuses one that
+// names its cursor or session more than once (ambiguous.go), reads what shared
 // data holds of the session (only its tombstones when the request carries
 // no cursor), decides (Decide), and tombstones the session when the
 // decision re-initializes it — only a session the upstream is known to have
@@ -69,6 +80,9 @@ type Verdict struct {
 // principal, so a made-up session ID or a stranger's credentials write
 // nothing.
 func (g *Guard) Request(r *Request) Verdict {
+	if a := r.ambiguity(); a != Unambiguous {
+		return Verdict{Ambiguous: a}
+	}
 	if r.Method == "DELETE" || r.Cursor == "" && !r.HasSession {
 		return Verdict{Decision: Decision{Action: Forward, Reason: ReasonNoCursor}}
 	}

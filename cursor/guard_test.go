@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -48,6 +49,7 @@ func TestGuardRequest(t *testing.T) {
 		action     Action
 		reason     Reason
 		drop       bool
+		ambiguous  Ambiguity
 		reads      int  // shared-data reads the request made; -1: not checked
 		tombstoned bool // the session is tombstoned for owner afterwards
 	}{
@@ -99,6 +101,15 @@ func TestGuardRequest(t *testing.T) {
 			dropCursor: true,
 			req:        Request{Route: TransportSSE, Method: "GET", Cursor: "sse:e-9"},
 			judged:     true, action: ForwardCursor, reason: ReasonUnknown, reads: 0},
+		{name: "two Last-Event-ID headers: refused before anything is read",
+			req:    Request{Route: TransportHTTP, Session: KeyOf("known"), HasSession: true, Principal: owner, Method: "GET", Cursor: "sse:e-2", LastEventIDs: 2},
+			action: Forward, ambiguous: DuplicateLastEventID, reads: 0},
+		{name: "two Mcp-Session-Id headers: refused, even on a DELETE",
+			req:    Request{Route: TransportHTTP, Session: KeyOf("known"), HasSession: true, Principal: owner, Method: "DELETE", SessionHeaders: 2},
+			action: Forward, ambiguous: DuplicateSessionID, reads: 0},
+		{name: "a query that names two sessions: refused",
+			req:    Request{Route: TransportSSE, Method: "POST", QuerySessions: true, LastEventIDs: 1, SessionHeaders: 1},
+			action: Forward, ambiguous: DuplicateQuerySession, reads: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeShared()
@@ -111,6 +122,15 @@ func TestGuardRequest(t *testing.T) {
 			}
 			gets, sets := f.gets, f.sets
 			v := g.Request(&tc.req)
+			if v.Ambiguous != tc.ambiguous {
+				t.Fatalf("ambiguous %v, want %v", v.Ambiguous, tc.ambiguous)
+			}
+			if tc.ambiguous != Unambiguous {
+				if v.Judged || f.gets != gets || f.sets != sets {
+					t.Fatalf("an ambiguous request was judged (%v) or read shared data (%d reads, %d writes)", v.Judged, f.gets-gets, f.sets-sets)
+				}
+				return
+			}
 			if v.Judged != tc.judged || v.Action != tc.action || v.Reason != tc.reason || v.DropCursor != tc.drop {
 				t.Fatalf("verdict judged=%v %v %v drop=%v, want judged=%v %v %v drop=%v",
 					v.Judged, v.Action, v.Reason, v.DropCursor, tc.judged, tc.action, tc.reason, tc.drop)
@@ -295,5 +315,32 @@ func TestIsEventStream(t *testing.T) {
 		if got := IsEventStream(ct); got != want {
 			t.Errorf("IsEventStream(%q) = %v, want %v", ct, got, want)
 		}
+	}
+}
+
+// TestAmbiguityBodies: each refusal is a JSON-RPC error naming what was
+// repeated; an unambiguous request has none.
+func TestAmbiguityBodies(t *testing.T) {
+	for a, want := range map[Ambiguity]string{
+		DuplicateLastEventID: "last-event-id", DuplicateSessionID: "mcp-session-id", DuplicateQuerySession: "sessionId",
+	} {
+		var msg struct {
+			Error struct {
+				Code int
+				Data map[string]string
+			}
+		}
+		if err := json.Unmarshal(a.Body(), &msg); err != nil || msg.Error.Code != -32600 {
+			t.Errorf("%v: body %s (%v)", a, a.Body(), err)
+		}
+		if msg.Error.Data["header"] != want && msg.Error.Data["parameter"] != want {
+			t.Errorf("%v: body %s does not name %s", a, a.Body(), want)
+		}
+		if a.String() == "" {
+			t.Errorf("%v has no name for the warn line", a)
+		}
+	}
+	if Unambiguous.Body() != nil || Unambiguous.String() != "" {
+		t.Error("Unambiguous has a refusal")
 	}
 }

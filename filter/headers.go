@@ -73,7 +73,7 @@ type requestHeaders struct {
 	// session is the one its endpoint event names (OnHttpResponseHeaders).
 	session string
 	// querySessions reports that the query names the session more than
-	// once with different values (legacy routes: ambiguous.go refuses it).
+	// once with different values (legacy routes: cursor.Guard refuses it).
 	querySessions bool
 	// principal is the first value of the configured principal header
 	// (config.Config.PrincipalHeader); hasPrincipal reports whether it is
@@ -81,7 +81,7 @@ type requestHeaders struct {
 	principal    string
 	hasPrincipal bool
 	// lastEventIDs and sessionHeaders count the Last-Event-ID and
-	// Mcp-Session-Id entries, empty ones too (ambiguous.go refuses more
+	// Mcp-Session-Id entries, empty ones too (cursor.Guard refuses more
 	// than one).
 	lastEventIDs, sessionHeaders int
 }

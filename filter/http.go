@@ -99,14 +99,15 @@ func (h *httpContext) OnHttpRequestHeaders(int, bool) (action types.Action) {
 	method := req.method
 	h.setSession(req.session)     // its digest, kept for the response path
 	h.setPrincipal(req.principal) // likewise: the record's owner at the end
-	if name, body := duplicatedHeader(&req); body != nil {
-		return h.refuseAmbiguous(name, body)
-	}
 	h.isDelete = method == "DELETE"
 	v := p.guard.Request(&cursor.Request{
 		Route: h.transport, Session: h.key, HasSession: h.hasSession, Principal: h.principalKey,
 		Cursor: req.lastEventID, Method: method,
+		LastEventIDs: req.lastEventIDs, SessionHeaders: req.sessionHeaders, QuerySessions: req.querySessions,
 	})
+	if v.Ambiguous != cursor.Unambiguous {
+		return h.refuseAmbiguous(v.Ambiguous)
+	}
 	if !v.Judged {
 		return action
 	}
@@ -553,4 +554,18 @@ func truncate(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// refuseAmbiguous answers a request that names its cursor or session more
+// than once (cursor.Ambiguity) with the refusal.
+func (h *httpContext) refuseAmbiguous(a cursor.Ambiguity) types.Action {
+	p := h.plugin
+	proxywasm.LogWarn("mcp-resume-guard: request refused: more than one " + a.String() + "; session=" + h.sessionTag())
+	if err := proxywasm.SendHttpResponse(cursor.AmbiguousStatus, reinitHeaders, a.Body(), -1); err != nil {
+		p.metrics.failOpen.inc()
+		proxywasm.LogError("mcp-resume-guard: cannot send the refusal of an ambiguous request: " + err.Error())
+		return types.ActionContinue
+	}
+	h.localReply = true
+	return types.ActionPause
 }
