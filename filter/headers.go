@@ -99,15 +99,9 @@ func readHeaderMap(principalHeader string, h *requestHeaders) (path string, ok b
 }
 
 // addQuerySession completes the headers of a legacy (sse) request from the
-// query of its path: whether it names its session ambiguously, and, for
-// the message endpoint (any method but GET) without Mcp-Session-Id, the
-// session it names.
+// query of its path (cursor.LegacyRequestSession).
 func (h *requestHeaders) addQuerySession(path string) {
-	q, ambiguous := querySession(path)
-	h.querySessions = ambiguous
-	if h.session == "" && h.method != "GET" {
-		h.session = q
-	}
+	h.session, h.querySessions = cursor.LegacyRequestSession(h.method, h.session, path)
 }
 
 // scanRequestHeaders fills h from pairs, a whole header map in the
@@ -131,39 +125,3 @@ func scanRequestHeaders(pairs []byte, principalHeader string, h *requestHeaders)
 // viewString views b as a string without copying it (host memory: valid
 // during the callback only).
 func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-// queryUnescape decodes a query parameter value as url.QueryUnescape does
-// ('+' is a space, %XX a byte); ok is false for a malformed escape. (The
-// plugin does not import net/url: with net/netip it costs the .wasm more
-// than the rest of the filter.)
-func queryUnescape(s string) (string, bool) {
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '+':
-			b = append(b, ' ')
-		case '%':
-			if i+2 >= len(s) || unhex(s[i+1]) < 0 || unhex(s[i+2]) < 0 {
-				return "", false
-			}
-			b = append(b, byte(unhex(s[i+1])<<4|unhex(s[i+2])))
-			i += 2
-		default:
-			b = append(b, c)
-		}
-	}
-	return string(b), true
-}
-
-// unhex is the value of a hex digit, or -1.
-func unhex(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c - 'a' + 10)
-	case c >= 'A' && c <= 'F':
-		return int(c - 'A' + 10)
-	}
-	return -1
-}

@@ -451,9 +451,7 @@ func (h *httpContext) observe(events []sse.Event) {
 				// The legacy stream's session: the one the upstream
 				// created for it, from the first endpoint event that
 				// names one (an endpoint that names two learns none).
-				if sid, ambiguous := querySession(string(ev.Data)); !ambiguous {
-					h.setSession(sid)
-				}
+				h.setSession(cursor.EndpointSession(string(ev.Data)))
 			}
 		}
 	}
@@ -512,41 +510,6 @@ func (h *httpContext) OnHttpStreamDone() {
 func responseHeader(name string) string {
 	v, _ := proxywasm.GetHttpResponseHeader(name)
 	return v
-}
-
-// querySession returns the session the query of a request path or URL
-// names ("/messages?sessionId=abc"), with the sessionId or session_id
-// parameter, unescaped as url.QueryUnescape does; "" when it names none.
-// ambiguous reports that it names more than one (the parameter repeated, or
-// both spellings, with different values): servers disagree on which one
-// counts (the Python SDK's, through Starlette's QueryParams, takes the last
-// session_id), so the guard must not judge by either. session may be a view
-// of pathOrURL.
-func querySession(pathOrURL string) (session string, ambiguous bool) {
-	_, q, ok := strings.Cut(pathOrURL, "?")
-	if !ok {
-		return "", false
-	}
-	q, _, _ = strings.Cut(q, "#")
-	found := false
-	for q != "" {
-		var kv string
-		kv, q, _ = strings.Cut(q, "&")
-		k, v, _ := strings.Cut(kv, "=")
-		if k != "sessionId" && k != "session_id" {
-			continue
-		}
-		if strings.ContainsAny(v, "%+") {
-			if u, ok := queryUnescape(v); ok {
-				v = u
-			}
-		}
-		if found && v != session {
-			return "", true
-		}
-		session, found = v, true
-	}
-	return session, false
 }
 
 func truncate(s string, n int) string {
