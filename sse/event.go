@@ -187,29 +187,25 @@ func (r *Rewriter) eventData() ([]byte, bool) {
 	return data, cut
 }
 
-// dispatch ends the event at the empty line that starts at p: it reports
-// the event when it carried an id or data, writes its held id line minted
-// with its response class, and clears it.
+// dispatch ends the event at the empty line that starts at p: it writes
+// its held id line minted with its response class, reports the event when
+// it carried an id or data, and clears it.
 func (r *Rewriter) dispatch(p int) {
-	kind := cursor.KindOther
-	if len(r.pend) > 0 {
-		kind = r.mintKind() // before report, which adds to the arena
-	}
-	r.report()
+	data, cut := r.eventData()
 	if len(r.pend) > 0 {
 		r.flushTo(p)
-		r.writePend(kind, r.prev)
+		r.writePend(r.mintKind(data, cut), r.prev)
 	}
+	r.report(data, cut)
 	if r.minting && len(r.id) > 0 {
-		r.prev = append(r.prev[:0], r.id...)
+		r.prev, r.id = r.id, r.prev // the ID becomes the next event's previous one
 	}
 	r.id, r.evType, r.dataAt, r.dataCut = r.id[:0], r.evType[:0], len(r.arena), false
 }
 
-// report adds the event being built to Events when it carried an id or
-// data.
-func (r *Rewriter) report() {
-	data, cut := r.eventData()
+// report adds the event being built, whose data is data (eventData), to
+// Events when it carried an id or data.
+func (r *Rewriter) report(data []byte, cut bool) {
 	if len(r.id) == 0 && len(r.arena) == r.dataAt {
 		return
 	}
@@ -221,11 +217,10 @@ func (r *Rewriter) report() {
 	ev.Data, ev.Truncated = data[:len(data):len(data)], cut
 }
 
-// mintKind returns the kind the event being built gives its minted cursor
-// (call it before report, which adds the event's ID and type to the arena):
-// its ResponseClass (a priming event, with empty data, is none).
-func (r *Rewriter) mintKind() cursor.EventKind {
-	data, cut := r.eventData() // a last data line counts, terminated or not
+// mintKind returns the kind an event with the data data (eventData) gives
+// its minted cursor: its ResponseClass (a priming event, with empty data,
+// is none).
+func (r *Rewriter) mintKind(data []byte, cut bool) cursor.EventKind {
 	if len(data) == 0 && !cut {
 		return cursor.KindOther
 	}

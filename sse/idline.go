@@ -70,7 +70,9 @@ func (r *Rewriter) idLine(line []byte, e int) {
 	case nul: // SSE ignores the field
 		r.out = append(r.out, line...)
 	default:
-		r.writePend(cursor.KindOther, nil) // overridden by this one, where this one starts
+		if len(r.pend) > 0 {
+			r.writePend(cursor.KindOther, nil) // overridden by this one, where this one starts
+		}
 		r.id = append(r.id[:0], v...)
 		if r.holds() {
 			r.pend = append(append(r.pend[:0], line...), r.chunk[e])

@@ -13,8 +13,10 @@ import (
 // and the package free of the proxy-wasm SDK.
 func TestImports(t *testing.T) {
 	allowed := map[string]bool{
-		"bytes":  true,
-		"unsafe": true,
+		"bytes":           true,
+		"encoding/binary": true, // LittleEndian.Uint64 only (eol.go)
+		"math/bits":       true,
+		"unsafe":          true,
 		"github.com/mcp-resume-guard/mcp-resume-guard/cursor": true,
 		"github.com/tidwall/gjson":                            true,
 	}

@@ -1,7 +1,5 @@
 package sse
 
-import "bytes"
-
 // Stage 1, scan: chunk → lines. "\n", "\r\n" and "\r" each end a line; a
 // "\r\n" may be cut by a chunk boundary (afterCR carries the '\r' over), a
 // UTF-8 BOM may lead the stream (bom), and a line may be cut anywhere: its
@@ -142,9 +140,12 @@ func fieldOf(head []byte, ended bool) (f lineState, value int, known bool) {
 		return inOther, 0, true
 	}
 	n := min(len(head), len(name))
+	for i := 1; i < n; i++ { // byte by byte: a string compare is a call
+		if head[i] != name[i] {
+			return inOther, 0, true
+		}
+	}
 	switch {
-	case string(head[:n]) != name[:n]:
-		return inOther, 0, true
 	case len(head) > n && head[n] == ':':
 		return f, n + 1, true
 	case len(head) > n || n < len(name):
@@ -156,18 +157,10 @@ func fieldOf(head []byte, ended bool) (f lineState, value int, known bool) {
 }
 
 // nextEOL returns the index of the first '\n' or '\r' in the chunk at or
-// after p (0 <= p <= len(chunk)), or -1: the line's end, then a '\r'
-// before it, each found by bytes.IndexByte.
+// after p (0 <= p <= len(chunk)), or -1 (indexEOL, eol.go).
 func (r *Rewriter) nextEOL(p int) int {
-	rest := r.chunk[p:]
-	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-		rest = rest[:i]
-	}
-	if i := bytes.IndexByte(rest, '\r'); i >= 0 {
+	if i := indexEOL(r.chunk[p:]); i >= 0 {
 		return p + i
 	}
-	if p+len(rest) == len(r.chunk) {
-		return -1
-	}
-	return p + len(rest)
+	return -1
 }
