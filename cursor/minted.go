@@ -2,7 +2,6 @@ package cursor
 
 import (
 	"strconv"
-	"strings"
 )
 
 // Self-describing cursors (format version 1).
@@ -146,8 +145,10 @@ func AppendMinted(dst []byte, t Transport, id, prev []byte, k EventKind) []byte 
 // a CR, LF or NUL byte, which no cursor this guard minted can contain and
 // which must never be forwarded.
 func ParseCursor(c string) (cur Cursor, ok bool) {
-	if strings.ContainsAny(c, "\x00\n\r") {
-		return Cursor{ID: c}, false
+	for i := range len(c) {
+		if b := c[i]; b == 0 || b == '\n' || b == '\r' {
+			return Cursor{ID: c}, false
+		}
 	}
 	t, rest := SplitTagged(c)
 	cur = Cursor{Transport: t, ID: rest}
