@@ -39,8 +39,9 @@ func TailEvents(events []Event) []Event {
 	return events[i:]
 }
 
-// wholeLine takes the line chunk[p:e], whole in the chunk, by its field f,
-// whose value starts at offset v of the line.
+// wholeLine takes the non-empty line chunk[p:e], whole in the chunk, by its
+// field f, whose value starts at offset v of the line (an empty line
+// dispatches: scan).
 func (r *Rewriter) wholeLine(f lineState, p, v, e int) {
 	line := r.chunk[p:e]
 	value := line[v:]
@@ -48,8 +49,6 @@ func (r *Rewriter) wholeLine(f lineState, p, v, e int) {
 		value = value[1:] // SSE drops one space after the colon
 	}
 	switch f {
-	case inEmpty:
-		r.dispatch(p)
 	case inData:
 		r.appendData(value)
 		r.endDataLine()

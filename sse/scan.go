@@ -22,13 +22,18 @@ func (r *Rewriter) scan() {
 		case r.overflowNext:
 			p = r.overflowAt(p)
 		default:
-			// A line whole in the chunk goes at once, by its field; one
-			// the chunk's end cuts, piece by piece.
-			if e := r.nextEOL(p); e >= 0 {
+			// An empty line dispatches the event; any other line whole in
+			// the chunk goes at once, by its field; one the chunk's end
+			// cuts, piece by piece.
+			switch e := r.nextEOL(p); {
+			case e == p:
+				r.dispatch(p)
+				p = r.endLine(e)
+			case e > p:
 				f, v, _ := fieldOf(r.chunk[p:e], true)
 				r.wholeLine(f, p, v, e)
 				p = r.endLine(e)
-			} else {
+			default:
 				r.firstLineBeforeBOM(p)
 				r.in, r.headN = inName, 0
 				p = r.linePiece(p, e)
