@@ -128,4 +128,3 @@ func FuzzScanRequestHeaders(f *testing.F) {
 		}
 	})
 }
-

@@ -32,7 +32,8 @@ func (r *Rewriter) endOfStream() {
 func (r *Rewriter) flushHeld() {
 	k := cursor.KindOther
 	if r.minting {
-		k = r.mintKind(r.eventData()) // a last data line counts, terminated or not
+		data, cut := r.eventData()
+		k = r.mintKind(r.evType, data, cut) // a last data line counts, terminated or not
 	}
 	at := idValueAt(r.line)
 	v := r.line[at:]

@@ -193,7 +193,7 @@ func (r *Rewriter) dispatch(p int) {
 	data, cut := r.eventData()
 	if len(r.pend) > 0 {
 		r.flushTo(p)
-		r.writePend(r.mintKind(data, cut), r.prev)
+		r.writePend(r.mintKind(r.evType, data, cut), r.prev)
 	}
 	r.report(data, cut)
 	if r.minting && len(r.id) > 0 {
@@ -216,14 +216,14 @@ func (r *Rewriter) report(data []byte, cut bool) {
 	ev.Data, ev.Truncated = data[:len(data):len(data)], cut
 }
 
-// mintKind returns the kind an event with the data data (eventData) gives
-// its minted cursor: its ResponseClass (a priming event, with empty data,
-// is none).
-func (r *Rewriter) mintKind(data []byte, cut bool) cursor.EventKind {
+// mintKind returns the kind an event of type evType with the data data
+// (eventData) gives its minted cursor: its ResponseClass (a priming event,
+// with empty data, is none).
+func (r *Rewriter) mintKind(evType, data []byte, cut bool) cursor.EventKind {
 	if len(data) == 0 && !cut {
 		return cursor.KindOther
 	}
-	return r.memo.responseClass(r.evType, data, cut)
+	return r.memo.responseClass(evType, data, cut)
 }
 
 // nextEvent returns a slot for one more event, filled in place by the

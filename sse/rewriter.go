@@ -54,6 +54,11 @@ type Rewriter struct {
 	// tagged in place, never held.
 	sawLoneCR bool
 	wrote     bool // some byte of the stream has been written out
+	// sawCR: commonEvent met a line ended by '\r' and leaves the stream
+	// to the line-by-line step (fastpath.go).
+	sawCR bool
+	// lineByLine: commonEvent is never tried (tests compare the two).
+	lineByLine bool
 	// overflowed: a value outgrew max; the stream passes untouched.
 	overflowed bool
 	// overflowNext: an event type outgrew max while an id line was held;

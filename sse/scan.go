@@ -25,10 +25,18 @@ func (r *Rewriter) scan() {
 			// An empty line dispatches the event; any other line whole in
 			// the chunk goes at once, by its field; one the chunk's end
 			// cuts, piece by piece.
-			switch e := r.nextEOL(p); {
-			case e == p:
+			if r.tryCommon() {
+				if q, ok := r.commonEvent(p); ok {
+					p = r.endLine(q)
+					continue
+				}
+			}
+			if c := r.chunk[p]; c == '\n' || c == '\r' {
 				r.dispatch(p)
-				p = r.endLine(e)
+				p = r.endLine(p)
+				continue
+			}
+			switch e := r.nextEOL(p); {
 			case e > p:
 				f, v, _ := fieldOf(r.chunk[p:e], true)
 				r.wholeLine(f, p, v, e)

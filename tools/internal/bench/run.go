@@ -36,7 +36,7 @@ type Options struct {
 // DefaultOptions are the figures of make bench.
 func DefaultOptions() Options {
 	return Options{
-		Rounds: 15, Requests: 20000, Streams: 8, StreamBytes: 1 << 20, Sessions: 1000, GCRequests: 100,
+		Rounds: 15, Requests: 20000, Streams: 32, StreamBytes: 1 << 20, Sessions: 1000, GCRequests: 100,
 		TombstoneMaxSessions: DefaultMaxSessions,
 		GrowthFrom:           200_000, GrowthTo: 400_000,
 		SharedSessions: 10_000, AllocRequests: 100_000, AllocStreams: 100,

@@ -1,0 +1,98 @@
+package sse
+
+import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
+
+// The common event in one step: the response path's second speed trick (its
+// figure is in docs/performance.md#the-tricks-that-stay). Taken line by line,
+// an event costs a dozen calls through scan and the event step, and Go's
+// Wasm calls are dear; most events of an MCP stream have one shape, which
+// commonEvent takes in one call with the very bytes, events and state the
+// line-by-line step gives (FuzzCommonEvent compares the two).
+
+// tryCommon reports whether commonEvent may take the line that starts at p:
+// minting, at an event's start with nothing held or built, in a stream that
+// has not ended a line with '\r' (the line-by-line step takes those).
+func (r *Rewriter) tryCommon() bool {
+	return r.minting && !r.lineByLine && !r.sawCR && !r.bomLine && !r.sawLoneCR &&
+		len(r.pend) == 0 && len(r.line) == 0 && len(r.id) == 0 && len(r.evType) == 0 &&
+		len(r.arena) == r.dataAt && !r.dataCut
+}
+
+// commonEvent takes, at p, an event whose lines lie whole in the chunk, each
+// ended by '\n': one id line with a valid value of at most max bytes, at most
+// one event line (of at most max bytes, not "endpoint") and one data line, in
+// any order, then the empty line that dispatches it. It writes the id line
+// minted just before that empty line, reports the event, and returns where
+// the empty line starts; ok is false, and nothing changed, for any other
+// shape.
+func (r *Rewriter) commonEvent(p int) (next int, ok bool) {
+	var idLine, id, evType, data []byte
+	hasType, hasData := false, false
+	idAt, q := 0, p
+	for {
+		i := indexEOL(r.chunk[q:])
+		if i < 0 {
+			return p, false
+		}
+		if r.chunk[q+i] == '\r' {
+			r.sawCR = true
+			return p, false
+		}
+		line := r.chunk[q : q+i]
+		switch {
+		case len(line) == 0:
+			if len(id) == 0 {
+				return p, false
+			}
+			r.writeCommon(p, q, idAt, idLine, id, evType, data, hasData)
+			return q, true
+		case len(id) == 0 && len(line) >= 3 && line[0] == 'i' && line[1] == 'd' && line[2] == ':':
+			idLine, idAt, id = line, q, line[idValueAt(line):]
+			if blank, nul := idValueIs(id); blank || nul || len(id) > r.max {
+				return p, false
+			}
+		case !hasType && len(line) >= 6 && string(line[:6]) == "event:":
+			evType, hasType = valueOf(line[6:]), true
+			if len(evType) > r.max || string(evType) == "endpoint" {
+				return p, false
+			}
+		case !hasData && len(line) >= 5 && string(line[:5]) == "data:":
+			data, hasData = valueOf(line[5:]), true
+		default:
+			return p, false
+		}
+		q += i + 1
+	}
+}
+
+// valueOf returns a field's value without the one space SSE drops.
+func valueOf(v []byte) []byte {
+	if len(v) > 0 && v[0] == ' ' {
+		return v[1:]
+	}
+	return v
+}
+
+// writeCommon writes and reports the event commonEvent read: its lines from
+// p to the empty line at q, the id line idLine (at idAt, with the value id)
+// moved before the empty line and minted.
+func (r *Rewriter) writeCommon(p, q, idAt int, idLine, id, evType, data []byte, hasData bool) {
+	r.flushTo(idAt)
+	r.out = append(r.out, r.chunk[idAt+len(idLine)+1:q]...)
+	cut := len(data) > DataPrefixBytes
+	data = data[:min(len(data), DataPrefixBytes)]
+	kind := r.mintKind(evType, data, cut)
+	r.out = append(r.out, idLine[:len(idLine)-len(id)]...)
+	r.out = append(cursor.AppendMinted(r.out, r.t, id, r.prev, kind), '\n')
+	r.fwd = q
+	r.tagged++
+	r.edited = true
+	ev := r.nextEvent()
+	ev.ID, ev.HasID, ev.Type = r.keep(id), true, r.keep(evType)
+	ev.Data, ev.Truncated = nil, cut
+	if hasData {
+		ev.Data = r.keep(data)
+	}
+	r.prev = append(r.prev[:0], id...)
+	r.dataAt = len(r.arena)
+}
