@@ -44,7 +44,7 @@ func (r *Rewriter) commonEvent(p int) (next int, ok bool) {
 			if len(id) == 0 {
 				return p, false
 			}
-			r.writeCommon(p, q, idAt, idLine, id, evType, data, hasData)
+			r.writeCommon(p, q, idAt, idLine, id, evType, data)
 			return q, true
 		case len(id) == 0 && len(line) >= 3 && line[0] == 'i' && line[1] == 'd' && line[2] == ':':
 			idLine, idAt, id = line, q, line[idValueAt(line):]
@@ -73,10 +73,18 @@ func valueOf(v []byte) []byte {
 	return v
 }
 
+// capped returns b capped at its length, or nil when it is empty.
+func capped(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b[:len(b):len(b)]
+}
+
 // writeCommon writes and reports the event commonEvent read: its lines from
 // p to the empty line at q, the id line idLine (at idAt, with the value id)
 // moved before the empty line and minted.
-func (r *Rewriter) writeCommon(p, q, idAt int, idLine, id, evType, data []byte, hasData bool) {
+func (r *Rewriter) writeCommon(p, q, idAt int, idLine, id, evType, data []byte) {
 	r.flushTo(idAt)
 	r.out = append(r.out, r.chunk[idAt+len(idLine)+1:q]...)
 	cut := len(data) > DataPrefixBytes
@@ -87,12 +95,11 @@ func (r *Rewriter) writeCommon(p, q, idAt int, idLine, id, evType, data []byte, 
 	r.fwd = q
 	r.tagged++
 	r.edited = true
+	// The event's fields are views of the chunk, which stays as it is
+	// until the next call (Event).
 	ev := r.nextEvent()
-	ev.ID, ev.HasID, ev.Type = r.keep(id), true, r.keep(evType)
-	ev.Data, ev.Truncated = nil, cut
-	if hasData {
-		ev.Data = r.keep(data)
-	}
+	ev.ID, ev.HasID, ev.Type = capped(id), true, capped(evType)
+	ev.Data, ev.Truncated = capped(data), cut
 	r.prev = append(r.prev[:0], id...)
 	r.dataAt = len(r.arena)
 }

@@ -263,9 +263,10 @@ const (
 var bom = [3]byte{0xEF, 0xBB, 0xBF}
 
 // Event is an SSE event the rewriter dispatched: one that carried an id
-// field, a data field, or both. Its byte slices are copies, valid until the
-// next Rewrite call; each is capped at its length, so appending to it never
-// writes into another event.
+// field, a data field, or both. Its byte slices are copies, or views of the
+// chunk when the chunk held the whole event (fastpath.go), valid until the
+// next Rewrite call as long as the caller leaves the chunk as it is; each is
+// capped at its length, so appending to it never writes into another event.
 type Event struct {
 	// ID is the upstream's original (untagged) id value, when HasID.
 	ID []byte
