@@ -20,7 +20,10 @@
 //
 // rewrite.go is the entry (Rewrite), rewriter.go the Rewriter, its state
 // and API; end.go the end of a stream inside an event; idline.go also the
-// overflow of a too long value. Each file calls only the stages after it.
+// overflow of a too long value; eol.go the search for a line's end. Each file
+// calls only the stages after it. While minting, scan hands an event of the
+// SDKs' usual shape, whole in the chunk, to fastpath.go, which takes it in
+// one call with the bytes, events and state the two stages would give.
 //
 // With minting on (Rewriter.SetMint), the ID also tells what the event was:
 // each event's id line is held until the empty line that dispatches the

@@ -8,8 +8,8 @@ import (
 // indexEOL returns the index of the first '\n' or '\r' in b, or -1, in one
 // pass that tests eight bytes at a time.
 //
-// It is the one speed trick of the scan (docs/performance.md, "The tricks
-// that stay"): a line's end is either byte, and bytes.IndexByte, which
+// It is one of the response path's speed tricks (its figure is in
+// docs/performance.md#the-tricks-that-stay): a line's end is either byte, and bytes.IndexByte, which
 // would need a search for each, is a byte-by-byte loop in Wasm.
 func indexEOL(b []byte) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080

@@ -2,7 +2,7 @@ package sse
 
 import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 
-// The common event in one step: the response path's second speed trick (its
+// The common event in one step: one of the response path's speed tricks (its
 // figure is in docs/performance.md#the-tricks-that-stay). Taken line by line,
 // an event costs a dozen calls through scan and the event step, and Go's
 // Wasm calls are dear; most events of an MCP stream have one shape, which

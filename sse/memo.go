@@ -6,7 +6,7 @@ import (
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 )
 
-// kindMemo is the response path's one speed trick (its figure is in
+// kindMemo is one of the response path's speed tricks (its figure is in
 // docs/performance.md#the-tricks-that-stay): while minting, every event with
 // an ID needs its ResponseClass, and an MCP stream repeats a few message
 // shapes (a run of progress notifications starts with the same bytes up to
