@@ -10,44 +10,47 @@ import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 // line-by-line step gives (FuzzCommonEvent compares the two).
 
 // tryCommon reports whether commonEvent may take the line that starts at p:
-// minting, at an event's start with nothing held or built, in a stream that
-// has not ended a line with '\r' (the line-by-line step takes those).
+// minting, at an event's start with nothing held or built, in a stream
+// whose id lines are held (holds).
 func (r *Rewriter) tryCommon() bool {
-	return r.minting && !r.lineByLine && !r.sawCR && !r.bomLine && !r.sawLoneCR &&
+	return r.minting && !r.lineByLine && !r.bomLine && !r.sawLoneCR &&
 		len(r.pend) == 0 && len(r.line) == 0 && len(r.id) == 0 && len(r.evType) == 0 &&
 		len(r.arena) == r.dataAt && !r.dataCut
 }
 
 // commonEvent takes, at p, an event whose lines lie whole in the chunk, each
-// ended by '\n': one id line with a valid value of at most max bytes, at most
-// one event line (of at most max bytes, not "endpoint") and one data line, in
-// any order, then the empty line that dispatches it. It writes the id line
-// minted just before that empty line, reports the event, and returns where
-// the empty line starts; ok is false, and nothing changed, for any other
-// shape.
+// ended by "\n" or "\r\n": one id line with a valid value of at most max
+// bytes, at most one event line (of at most max bytes, not "endpoint") and
+// one data line, in any order, then the empty line that dispatches it. It
+// writes the id line minted just before that empty line, reports the event,
+// and returns where the empty line starts; ok is false, and nothing changed,
+// for any other shape (a lone '\r' among them, or one the chunk's end cuts
+// from its '\n').
 func (r *Rewriter) commonEvent(p int) (next int, ok bool) {
 	var idLine, id, evType, data []byte
 	hasType, hasData := false, false
-	idAt, q := 0, p
+	idAt, idEnd, q := 0, 0, p
 	for {
 		i := indexEOL(r.chunk[q:])
 		if i < 0 {
 			return p, false
 		}
+		line, eol := r.chunk[q:q+i], 1
 		if r.chunk[q+i] == '\r' {
-			r.sawCR = true
-			return p, false
+			if q+i+1 == len(r.chunk) || r.chunk[q+i+1] != '\n' {
+				return p, false
+			}
+			eol = 2
 		}
-		line := r.chunk[q : q+i]
 		switch {
 		case len(line) == 0:
 			if len(id) == 0 {
 				return p, false
 			}
-			r.writeCommon(p, q, idAt, idLine, id, evType, data)
+			r.writeCommon(q, idAt, idEnd, idLine, id, evType, data)
 			return q, true
 		case len(id) == 0 && len(line) >= 3 && line[0] == 'i' && line[1] == 'd' && line[2] == ':':
-			idLine, idAt, id = line, q, line[idValueAt(line):]
+			idLine, idAt, idEnd, id = r.chunk[q:q+i+eol], q, i, line[idValueAt(line):]
 			if blank, nul := idValueIs(id); blank || nul || len(id) > r.max {
 				return p, false
 			}
@@ -61,7 +64,7 @@ func (r *Rewriter) commonEvent(p int) (next int, ok bool) {
 		default:
 			return p, false
 		}
-		q += i + 1
+		q += i + eol
 	}
 }
 
@@ -81,17 +84,20 @@ func capped(b []byte) []byte {
 	return b[:len(b):len(b)]
 }
 
-// writeCommon writes and reports the event commonEvent read: its lines from
-// p to the empty line at q, the id line idLine (at idAt, with the value id)
-// moved before the empty line and minted.
-func (r *Rewriter) writeCommon(p, q, idAt int, idLine, id, evType, data []byte) {
+// writeCommon writes and reports the event commonEvent read, whose empty
+// line starts at q: the id line idLine (at idAt, with the value id, its line
+// ending from idEnd on) moves before the empty line, minted.
+func (r *Rewriter) writeCommon(q, idAt, idEnd int, idLine, id, evType, data []byte) {
 	r.flushTo(idAt)
-	r.out = append(r.out, r.chunk[idAt+len(idLine)+1:q]...)
+	r.out = append(r.out, r.chunk[idAt+len(idLine):q]...)
 	cut := len(data) > DataPrefixBytes
 	data = data[:min(len(data), DataPrefixBytes)]
 	kind := r.mintKind(evType, data, cut)
-	r.out = append(r.out, idLine[:len(idLine)-len(id)]...)
-	r.out = append(cursor.AppendMinted(r.out, r.t, id, r.prev, kind), '\n')
+	r.out = append(r.out, idLine[:idEnd-len(id)]...)
+	r.out = append(cursor.AppendMinted(r.out, r.t, id, r.prev, kind), idLine[idEnd]) // '\n' or '\r'
+	if idEnd+2 == len(idLine) {
+		r.out = append(r.out, '\n') // of "\r\n"
+	}
 	r.fwd = q
 	r.tagged++
 	r.edited = true

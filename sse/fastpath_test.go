@@ -3,6 +3,7 @@ package sse
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/mcp-resume-guard/mcp-resume-guard/cursor"
@@ -15,38 +16,41 @@ func TestCommonEventShapes(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
 		ok       bool
-		sawCR    bool
 	}{
-		{"id, event, data", "id: e-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n", true, false},
-		{"TypeScript: event, id, data", "event: message\nid: s_1\ndata: {}\n\n", true, false},
-		{"C#: data, then id", "data: {}\nid: 7\n\n", true, false},
-		{"a priming event", "id: 0\ndata:\n\n", true, false},
-		{"an id alone, no space", "id:x\n\n", true, false},
-		{"Python: CRLF", "id: 1\r\ndata: {}\r\n\r\n", false, true},
-		{"no id", "event: message\ndata: {}\n\n", false, false},
-		{"two data lines", "id: 1\ndata: a\ndata: b\n\n", false, false},
-		{"two ids", "id: 1\nid: 2\n\n", false, false},
-		{"an empty id", "id:\ndata: x\n\n", false, false},
-		{"an id with NUL", "id: a\x00b\ndata: x\n\n", false, false},
-		{"an endpoint event", "id: 1\nevent: endpoint\ndata: /m?sessionId=1\n\n", false, false},
-		{"retry", "id: 1\nretry: 10\ndata: x\n\n", false, false},
-		{"a comment", "id: 1\n: ping\ndata: x\n\n", false, false},
-		{"cut before its empty line", "id: 1\ndata: x\n", false, false},
-		{"an id longer than max", "id: " + string(bytes.Repeat([]byte("x"), DefaultMaxLineBytes+1)) + "\n\n", false, false},
+		{"id, event, data", "id: e-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n", true},
+		{"TypeScript: event, id, data", "event: message\nid: s_1\ndata: {}\n\n", true},
+		{"C#: data, then id", "data: {}\nid: 7\n\n", true},
+		{"a priming event", "id: 0\ndata:\n\n", true},
+		{"an id alone, no space", "id:x\n\n", true},
+		{"Python: CRLF", "event: message\r\ndata: {}\r\nid: 1\r\n\r\n", true},
+		{"CRLF and LF", "id: 1\r\ndata: {}\n\r\n", true},
+		{"a lone CR", "id: 1\rdata: {}\n\n", false},
+		{"a CR the chunk's end cuts from its LF", "id: 1\r", false},
+		{"no id", "event: message\ndata: {}\n\n", false},
+		{"two data lines", "id: 1\ndata: a\ndata: b\n\n", false},
+		{"two ids", "id: 1\nid: 2\n\n", false},
+		{"an empty id", "id:\ndata: x\n\n", false},
+		{"an id with NUL", "id: a\x00b\ndata: x\n\n", false},
+		{"an endpoint event", "id: 1\nevent: endpoint\ndata: /m?sessionId=1\n\n", false},
+		{"retry", "id: 1\nretry: 10\ndata: x\n\n", false},
+		{"a comment", "id: 1\n: ping\ndata: x\n\n", false},
+		{"cut before its empty line", "id: 1\ndata: x\n", false},
+		{"an id longer than max", "id: " + string(bytes.Repeat([]byte("x"), DefaultMaxLineBytes+1)) + "\n\n", false},
 	} {
 		r := NewRewriter(cursor.TransportHTTP, 0)
 		r.SetMint(true)
 		r.bom, r.chunk = -1, []byte(tc.in)
 		q, ok := r.commonEvent(0)
-		if ok != tc.ok || r.sawCR != tc.sawCR {
-			t.Errorf("%s: ok %v, sawCR %v; want %v, %v", tc.name, ok, r.sawCR, tc.ok, tc.sawCR)
+		if ok != tc.ok {
+			t.Errorf("%s: ok %v, want %v", tc.name, ok, tc.ok)
 			continue
 		}
 		if !ok && (len(r.out) > 0 || len(r.events) > 0 || q != 0) {
 			t.Errorf("%s: left to the line-by-line step after writing %q, %d events, at %d", tc.name, r.out, len(r.events), q)
 		}
-		if ok && (q != len(tc.in)-1 || len(r.events) != 1) {
-			t.Errorf("%s: stopped at %d with %d events; want the empty line at %d, 1 event", tc.name, q, len(r.events), len(tc.in)-1)
+		// The empty line starts after the '\n' that ends the line before it.
+		if empty := strings.LastIndexByte(tc.in[:len(tc.in)-1], '\n') + 1; ok && (q != empty || len(r.events) != 1) {
+			t.Errorf("%s: stopped at %d with %d events; want the empty line at %d, 1 event", tc.name, q, len(r.events), empty)
 		}
 	}
 }
@@ -63,9 +67,11 @@ func FuzzCommonEvent(f *testing.F) {
 	}
 	common := "id: e-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n\nid: e-2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n"
 	odd := "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{}}\nid: ~7\n\nevent:\nid: 8\n\nid: 9\ndata:\n\n\r\n"
+	python := "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\r\nid: r3\r\n\r\nid: p4\r\ndata: \r\n\r\nid: x\rdata: y\r\n\r\n"
 	for _, seed := range []uint64{1, 2, 1 | 8, 2 | 16} { // tagging transports (seed%3), a previous ID, a small max
 		f.Add([]byte(common), seed)
 		f.Add([]byte(odd), seed)
+		f.Add([]byte(python), seed)
 	}
 	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
 		rng := rand.New(rand.NewPCG(seed, seed>>7))

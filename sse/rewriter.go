@@ -54,9 +54,6 @@ type Rewriter struct {
 	// tagged in place, never held.
 	sawLoneCR bool
 	wrote     bool // some byte of the stream has been written out
-	// sawCR: commonEvent met a line ended by '\r' and leaves the stream
-	// to the line-by-line step (fastpath.go).
-	sawCR bool
 	// lineByLine: commonEvent is never tried (tests compare the two).
 	lineByLine bool
 	// overflowed: a value outgrew max; the stream passes untouched.
