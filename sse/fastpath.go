@@ -9,9 +9,9 @@ import "github.com/mcp-resume-guard/mcp-resume-guard/cursor"
 // commonEvent takes in one call with the very bytes, events and state the
 // line-by-line step gives (FuzzCommonEvent compares the two).
 
-// tryCommon reports whether commonEvent may take the line that starts at p:
-// minting, at an event's start with nothing held or built, in a stream
-// whose id lines are held (holds).
+// tryCommon reports whether commonEvent may take the line that starts next
+// (scan asks it at a line start): minting, at an event's start with nothing
+// held or built, in a stream whose id lines are held (holds).
 func (r *Rewriter) tryCommon() bool {
 	return r.minting && !r.lineByLine && !r.bomLine && !r.sawLoneCR &&
 		len(r.pend) == 0 && len(r.line) == 0 && len(r.id) == 0 && len(r.evType) == 0 &&
@@ -107,5 +107,4 @@ func (r *Rewriter) writeCommon(q, idAt, idEnd int, idLine, id, evType, data []by
 	ev.ID, ev.HasID, ev.Type = capped(id), true, capped(evType)
 	ev.Data, ev.Truncated = capped(data), cut
 	r.prev = append(r.prev[:0], id...)
-	r.dataAt = len(r.arena)
 }
