@@ -24,7 +24,6 @@ func TestRepository(t *testing.T) {
 	}
 }
 
-
 // codeNames returns the reason and counter names the code defines.
 func codeNames(t *testing.T) Names {
 	t.Helper()
