@@ -70,9 +70,7 @@ func (r *Rewriter) idLine(line []byte, e int) {
 	case nul: // SSE ignores the field
 		r.out = append(r.out, line...)
 	default:
-		if len(r.pend) > 0 {
-			r.writePend(cursor.KindOther, nil) // overridden by this one, where this one starts
-		}
+		r.writePend(cursor.KindOther, nil) // overridden by this one, where this one starts
 		r.id = append(r.id[:0], v...)
 		if r.holds() {
 			r.pend = append(append(r.pend[:0], line...), r.chunk[e])

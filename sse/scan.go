@@ -22,9 +22,10 @@ func (r *Rewriter) scan() {
 		case r.overflowNext:
 			p = r.overflowAt(p)
 		default:
-			// An empty line dispatches the event; any other line whole in
-			// the chunk goes at once, by its field; one the chunk's end
-			// cuts, piece by piece.
+			// An event of the SDKs' usual shape goes in one step
+			// (fastpath.go); else an empty line dispatches the event, any
+			// other line whole in the chunk goes at once, by its field,
+			// and one the chunk's end cuts, piece by piece.
 			if r.tryCommon() {
 				if q, ok := r.commonEvent(p); ok {
 					p = r.endLine(q)
@@ -36,12 +37,11 @@ func (r *Rewriter) scan() {
 				p = r.endLine(p)
 				continue
 			}
-			switch e := r.nextEOL(p); {
-			case e > p:
+			if e := r.nextEOL(p); e >= 0 {
 				f, v, _ := fieldOf(r.chunk[p:e], true)
 				r.wholeLine(f, p, v, e)
 				p = r.endLine(e)
-			default:
+			} else {
 				r.firstLineBeforeBOM(p)
 				r.in, r.headN = inName, 0
 				p = r.linePiece(p, e)
@@ -153,12 +153,9 @@ func fieldOf(head []byte, ended bool) (f lineState, value int, known bool) {
 		return inOther, 0, true
 	}
 	n := min(len(head), len(name))
-	for i := 1; i < n; i++ { // byte by byte: a string compare is a call
-		if head[i] != name[i] {
-			return inOther, 0, true
-		}
-	}
 	switch {
+	case string(head[:n]) != name[:n]:
+		return inOther, 0, true
 	case len(head) > n && head[n] == ':':
 		return f, n + 1, true
 	case len(head) > n || n < len(name):
