@@ -46,6 +46,7 @@ type oldEnvoyHost struct {
 	headers      [][2]string // request headers of the current stream
 	shared       map[string]sharedValue
 	lastCas      uint32
+	callouts     uint32 // proxy_http_call calls so far: the last callout's ID
 }
 
 type sharedValue struct {
@@ -365,6 +366,13 @@ func (h *oldEnvoyHost) instantiateEnv(ctx context.Context, r wazero.Runtime) err
 			s[0] = statusOK
 		}},
 		"proxy_set_effective_context": {i32s(1), i32s(1), func(_ context.Context, _ api.Module, s []uint64) {
+			s[0] = statusOK
+		}},
+		"proxy_http_call": {i32s(10), i32s(1), func(_ context.Context, m api.Module, s []uint64) {
+			// Accepts every call; the test answers it with
+			// proxy_on_http_call_response when it chooses.
+			h.callouts++
+			h.write32(m, s[9], h.callouts)
 			s[0] = statusOK
 		}},
 	})

@@ -23,7 +23,7 @@ import (
 // with and without the runtime overlay.
 var (
 	buildDir string
-	probes   sync.Map // bool (patched) -> *probeBuild
+	probes   sync.Map // {name, patched} -> *probeBuild
 )
 
 type probeBuild struct {
@@ -48,20 +48,31 @@ func TestMain(m *testing.M) {
 // behind internal/tools/wasmbuild), patched or not, at most once per run.
 func buildProbe(t *testing.T, patched bool) *builder.Result {
 	t.Helper()
+	return buildPlugin(t, "probe", patched)
+}
+
+// buildPlugin builds testdata/<name> with the project's builder, patched or
+// not, at most once per run.
+func buildPlugin(t *testing.T, name string, patched bool) *builder.Result {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds a wasm module; skipped in -short mode")
 	}
-	v, _ := probes.LoadOrStore(patched, &probeBuild{})
+	type key struct {
+		name    string
+		patched bool
+	}
+	v, _ := probes.LoadOrStore(key{name, patched}, &probeBuild{})
 	pb := v.(*probeBuild)
 	pb.once.Do(func() {
-		name := "probe.wasm"
+		out := name + ".wasm"
 		if !patched {
-			name = "probe-unpatched.wasm"
+			out = name + "-unpatched.wasm"
 		}
 		var log strings.Builder
 		pb.res, pb.err = builder.Build(context.Background(), builder.Options{
-			Package:        "./testdata/probe",
-			Output:         filepath.Join(buildDir, name),
+			Package:        "./testdata/" + name,
+			Output:         filepath.Join(buildDir, out),
 			WorkDir:        filepath.Join(buildDir, "work"),
 			NoRuntimePatch: !patched,
 			Log:            &log,
@@ -71,7 +82,7 @@ func buildProbe(t *testing.T, patched bool) *builder.Result {
 		}
 	})
 	if pb.err != nil {
-		t.Fatalf("building the probe (patched=%v): %v", patched, pb.err)
+		t.Fatalf("building testdata/%s (patched=%v): %v", name, patched, pb.err)
 	}
 	return pb.res
 }

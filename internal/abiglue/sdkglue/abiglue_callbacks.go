@@ -7,7 +7,8 @@ import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 // Guest callbacks of the proxy-wasm ABI 0.2.1, exported with //go:wasmexport.
 // Each wrapper converts the ABI's i32 values (sizes, booleans) to the types
 // the SDK's own callback functions take and calls them; the SDK's //export
-// comments mean nothing to the standard toolchain.
+// comments mean nothing to the standard toolchain. The callbacks of HTTP
+// contexts go to the glue's table of them instead (abiglue_contexts.go).
 //
 // Each callback runs between enter and leave, which rewind the arena of host
 // buffers when the outermost callback starts (abiglue_memory.go). A panic
@@ -30,7 +31,7 @@ func abiVersion() {}
 //go:wasmexport proxy_on_context_create
 func abiOnContextCreate(contextID, parentContextID uint32) {
 	enter()
-	proxyOnContextCreate(contextID, parentContextID)
+	contextCreate(contextID, parentContextID)
 	leave()
 }
 
@@ -70,7 +71,7 @@ func abiOnQueueReady(rootContextID, queueID uint32) {
 func abiOnRequestHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
 	enter()
 	mapEntries[MapTypeHttpRequestHeaders] = numHeaders // bounds its reads (reserveForMap)
-	r := uint32(proxyOnRequestHeaders(contextID, int(numHeaders), endOfStream != 0))
+	r := uint32(httpContextOf(contextID, "proxy_on_request_headers").OnHttpRequestHeaders(int(numHeaders), endOfStream != 0))
 	mapEntries[MapTypeHttpRequestHeaders] = 0
 	leave()
 	return r
@@ -80,7 +81,7 @@ func abiOnRequestHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
 func abiOnRequestBody(contextID, bodySize, endOfStream uint32) uint32 {
 	enter()
 	arena.reserve(bodySize) // the body is read into guest-allocated memory (abiglue_memory.go)
-	r := uint32(proxyOnRequestBody(contextID, int(bodySize), endOfStream != 0))
+	r := uint32(httpContextOf(contextID, "proxy_on_request_body").OnHttpRequestBody(int(bodySize), endOfStream != 0))
 	leave()
 	return r
 }
@@ -89,7 +90,7 @@ func abiOnRequestBody(contextID, bodySize, endOfStream uint32) uint32 {
 func abiOnRequestTrailers(contextID, numTrailers uint32) uint32 {
 	enter()
 	mapEntries[MapTypeHttpRequestTrailers] = numTrailers
-	r := uint32(proxyOnRequestTrailers(contextID, int(numTrailers)))
+	r := uint32(httpContextOf(contextID, "proxy_on_request_trailers").OnHttpRequestTrailers(int(numTrailers)))
 	mapEntries[MapTypeHttpRequestTrailers] = 0
 	leave()
 	return r
@@ -99,7 +100,7 @@ func abiOnRequestTrailers(contextID, numTrailers uint32) uint32 {
 func abiOnResponseHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
 	enter()
 	mapEntries[MapTypeHttpResponseHeaders] = numHeaders
-	r := uint32(proxyOnResponseHeaders(contextID, int(numHeaders), endOfStream != 0))
+	r := uint32(httpContextOf(contextID, "proxy_on_response_headers").OnHttpResponseHeaders(int(numHeaders), endOfStream != 0))
 	mapEntries[MapTypeHttpResponseHeaders] = 0
 	leave()
 	return r
@@ -109,7 +110,7 @@ func abiOnResponseHeaders(contextID, numHeaders, endOfStream uint32) uint32 {
 func abiOnResponseBody(contextID, bodySize, endOfStream uint32) uint32 {
 	enter()
 	arena.reserve(bodySize) // the body is read into guest-allocated memory (abiglue_memory.go)
-	r := uint32(proxyOnResponseBody(contextID, int(bodySize), endOfStream != 0))
+	r := uint32(httpContextOf(contextID, "proxy_on_response_body").OnHttpResponseBody(int(bodySize), endOfStream != 0))
 	leave()
 	return r
 }
@@ -118,7 +119,7 @@ func abiOnResponseBody(contextID, bodySize, endOfStream uint32) uint32 {
 func abiOnResponseTrailers(contextID, numTrailers uint32) uint32 {
 	enter()
 	mapEntries[MapTypeHttpResponseTrailers] = numTrailers
-	r := uint32(proxyOnResponseTrailers(contextID, int(numTrailers)))
+	r := uint32(httpContextOf(contextID, "proxy_on_response_trailers").OnHttpResponseTrailers(int(numTrailers)))
 	mapEntries[MapTypeHttpResponseTrailers] = 0
 	leave()
 	return r
@@ -172,14 +173,14 @@ func abiOnUpstreamConnectionClose(contextID, peerType uint32) {
 //go:wasmexport proxy_on_log
 func abiOnLog(contextID uint32) {
 	enter()
-	proxyOnLog(contextID)
+	contextLog(contextID)
 	leave()
 }
 
 //go:wasmexport proxy_on_done
 func abiOnDone(contextID uint32) uint32 {
 	enter()
-	r := b2u(proxyOnDone(contextID))
+	r := b2u(contextDone(contextID))
 	leave()
 	return r
 }
@@ -187,6 +188,6 @@ func abiOnDone(contextID uint32) uint32 {
 //go:wasmexport proxy_on_delete
 func abiOnDelete(contextID uint32) {
 	enter()
-	proxyOnDelete(contextID)
+	contextDelete(contextID)
 	leave()
 }

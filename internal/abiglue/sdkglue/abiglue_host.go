@@ -105,10 +105,11 @@ func ProxyEnqueueSharedQueue(queueID uint32, valueData *byte, valueSize int) Sta
 }
 
 func ProxyGetHeaderMapValue(mapType MapType, keyData *byte, keySize int, returnValueData **byte, returnValueSize *int) Status {
-	st := readMap(mapType, func() uint32 {
-		clearOut()
-		return hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize)
-	})
+	startMapRead(mapType)
+	st := hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize)
+	if mapReadRefused(mapType) {
+		st = hostGetHeaderMapValue(uint32(mapType), keyData, u32(keySize), &outData, &outSize)
+	}
 	return returned(st, returnValueData, returnValueSize)
 }
 
@@ -136,10 +137,11 @@ func ProxyRemoveHeaderMapValue(mapType MapType, keyData *byte, keySize int) Stat
 }
 
 func ProxyGetHeaderMapPairs(mapType MapType, returnValueData **byte, returnValueSize *int) Status {
-	st := readMap(mapType, func() uint32 {
-		clearOut()
-		return hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize)
-	})
+	startMapRead(mapType)
+	st := hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize)
+	if mapReadRefused(mapType) {
+		st = hostGetHeaderMapPairs(uint32(mapType), &outData, &outSize)
+	}
 	return returned(st, returnValueData, returnValueSize)
 }
 
@@ -162,6 +164,7 @@ func ProxyHttpCall(upstreamData *byte, upstreamSize int, headerData *byte, heade
 		bodyData, u32(bodySize), trailersData, u32(trailersSize), timeout, &outID))
 	if st == StatusOK {
 		*calloutIDPtr = outID
+		httpCallMade() // before the SDK registers the callout under the active context
 	}
 	return st
 }

@@ -174,7 +174,7 @@ func (a *hostArena) fits(n uint32) bool {
 // 2.2 traps the plugin afterwards (proxy-wasm-cpp-host: maps of ≥ ~47 KiB on
 // a fresh VM, within Envoy's default 60 KiB header limit).
 //
-// So a header-map read is first tried as it is (readMap): while it runs,
+// So a header-map read is first tried as it is (startMapRead): while it runs,
 // proxy_on_memory_allocate refuses, by returning 0, a request the arena
 // could not serve without allocating. Hosts treat 0 as the allocator's
 // failure and fail the call without writing anything (proxy-wasm-cpp-host's
@@ -208,28 +208,34 @@ var (
 	mapEntries [mapTypes]uint32
 	// outMapSize receives proxy_get_header_map_size's out-parameter.
 	outMapSize uint32
-	// refusing is set while readMap tries a read unreserved; refused
+	// refusing is set while a header map read is tried unreserved; refused
 	// reports that proxy_on_memory_allocate refused a request of it.
 	refusing, refused bool
 )
 
-// readMap runs read, a host call that reads header map t, and returns its
-// status: tried unreserved first, and when the allocator refused it, again
-// after reserveForMap. A map type without a size (gRPC metadata, call
-// responses) is read as it is.
-func readMap(t MapType, read func() uint32) uint32 {
-	if uint32(t) >= mapTypes {
-		return read()
-	}
-	refusing, refused = true, false
-	st := read()
+// A host call that reads header map t is tried unreserved first, between
+// startMapRead and mapReadRefused, and when the allocator refused what it
+// asked for, tried again after reserveForMap. A map type without a size
+// (gRPC metadata, call responses) is read as it is.
+
+// startMapRead starts a read of header map t.
+func startMapRead(t MapType) {
+	refusing, refused = uint32(t) < mapTypes, false
+	clearOut()
+}
+
+// mapReadRefused ends a read of header map t and reports whether the
+// allocator refused it; room for the map is then reserved, for the read to
+// be tried again.
+func mapReadRefused(t MapType) bool {
 	refusing = false
 	if !refused {
-		return st
+		return false
 	}
 	refused = false
 	reserveForMap(t)
-	return read()
+	clearOut()
+	return true
 }
 
 // reserveForMap makes sure the next read of header map t is served without
@@ -312,7 +318,7 @@ func within(b []byte, addr, size uint32) *byte {
 
 // abiOnMemoryAllocate is proxy_on_memory_allocate(size) -> ptr: the host asks
 // for size bytes of guest memory to write a result into. It returns 0 (the
-// ABI's failure) only during a header-map read tried unreserved (readMap),
+// ABI's failure) only during a header-map read tried unreserved (startMapRead),
 // for a request the arena cannot serve without allocating; otherwise a
 // zero-size request too gets a distinct address.
 //
