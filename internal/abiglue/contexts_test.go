@@ -133,6 +133,49 @@ func TestHTTPContextsByID(t *testing.T) {
 	t.Logf("%d streams open at most, %d at the fewest after that", most, least)
 }
 
+// homeIn16 is the slot where the glue's table (abiglue_contexts.go, at its
+// smallest size, 16 slots) starts its probe for id: the top four bits of
+// its Fibonacci hash.
+func homeIn16(id uint32) uint32 { return (id * 0x9E3779B9) >> 28 }
+
+// idsHomedAt returns n context IDs from first on whose probe starts at slot.
+func idsHomedAt(slot uint32, first uint64, n int) []uint64 {
+	var ids []uint64
+	for id := first; len(ids) < n; id++ {
+		if homeIn16(uint32(id)) == slot {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// TestHTTPContextsWrapAround fills the last slots of the table at its
+// smallest size so that probes run past its end into slot 0 and on, then
+// ends streams in every position of such a cluster: each removal must move
+// back the entries whose probe passed through the freed slot, around the
+// end of the table too, and every open stream must still be reached.
+func TestHTTPContextsWrapAround(t *testing.T) {
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}, {2, 0, 4, 1, 5, 3}, {3, 5, 1, 4, 0, 2}} {
+		h, ctx := contextsHost(t)
+		// Four streams homed at slot 15 and two at slot 0: the cluster
+		// runs 15, 0, 1, 2, then the slot-0 streams at 3 and 4.
+		ids := append(idsHomedAt(15, 100, 4), idsHomedAt(0, 100, 2)...)
+		for _, id := range ids {
+			h.says(ctx, t, nil, "proxy_on_context_create", id, 1)
+		}
+		open := slices.Clone(ids)
+		for _, k := range order {
+			id := ids[k]
+			h.says(ctx, t, []string{line("stream_done", id)}, "proxy_on_log", id)
+			h.says(ctx, t, nil, "proxy_on_delete", id)
+			open = slices.DeleteFunc(open, func(o uint64) bool { return o == id })
+			for _, o := range open {
+				h.says(ctx, t, []string{line("response_headers", o)}, "proxy_on_response_headers", o, 0, 1)
+			}
+		}
+	}
+}
+
 // TestTCPContextsStayWithTheSDK checks that a context the plugin makes no
 // HTTP context for becomes the SDK's TCP context, among HTTP ones.
 func TestTCPContextsStayWithTheSDK(t *testing.T) {
@@ -155,7 +198,8 @@ func TestTCPContextsStayWithTheSDK(t *testing.T) {
 // HTTP contexts the glue holds: the answer reaches the callback through the
 // plugin context that made the stream (each of two), a stream may make
 // several, and the answer to a stream deleted meanwhile runs no callback
-// (the SDK's rule, tetratelabs/proxy-wasm-go-sdk#261).
+// (the SDK's rule, tetratelabs/proxy-wasm-go-sdk#261) — also after 300
+// other streams came and went between the callout and its answer.
 func TestHTTPCalloutsFromHTTPContexts(t *testing.T) {
 	h, ctx := contextsHost(t)
 	callout := func(id, root uint64) uint64 {
@@ -174,6 +218,15 @@ func TestHTTPCalloutsFromHTTPContexts(t *testing.T) {
 	ca := callout(a, 2)
 	cb := callout(b, 1)
 	c1, c2 := callout(c, 1), callout(c, 1)
+	// Open and end enough streams around them that the table grows and
+	// shrinks again: what a stream's callouts need must move with it.
+	for id := uint64(100); id < 400; id++ {
+		h.says(ctx, t, nil, "proxy_on_context_create", id, 1)
+	}
+	for id := uint64(100); id < 400; id++ {
+		h.says(ctx, t, []string{line("stream_done", id)}, "proxy_on_log", id)
+		h.says(ctx, t, nil, "proxy_on_delete", id)
+	}
 	h.says(ctx, t, []string{line("callout_answered", a)}, "proxy_on_http_call_response", 2, ca, 0, 0, 0)
 	h.says(ctx, t, []string{line("stream_done", b)}, "proxy_on_log", b)
 	h.says(ctx, t, nil, "proxy_on_delete", b)

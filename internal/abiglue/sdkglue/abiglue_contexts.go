@@ -21,6 +21,12 @@ import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 // context is entered there when it dispatches its first call (httpCallMade)
 // and removed when it is deleted, so a callout keeps the SDK's behaviour —
 // including the callback that is not run for a context deleted meanwhile.
+// (One difference, which Envoy never shows since its context IDs only
+// grow: the SDK enters every HTTP context there when it is created, so an
+// answer to a deleted stream's callout would run on a new stream given the
+// same ID; here it runs only if that new stream made a callout too.) The
+// SDK's optional callback timing (the proxywasm_timing build tag) does not
+// cover the HTTP callbacks the glue dispatches.
 
 // httpStreams holds the VM's HTTP contexts.
 var httpStreams httpTable
@@ -178,11 +184,13 @@ var (
 
 // contextLog is proxy_on_log.
 func contextLog(contextID uint32) {
-	if httpStreams.find(contextID) < 0 {
+	i := httpStreams.find(contextID)
+	if i < 0 {
 		proxyOnLog(contextID)
 		return
 	}
-	httpContextOf(contextID, "proxy_on_log").OnHttpStreamDone()
+	currentState.setActiveContextID(contextID)
+	httpStreams.slots[i].ctx.OnHttpStreamDone()
 }
 
 // contextDone is proxy_on_done: only a plugin context has anything to do.
