@@ -375,6 +375,41 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestDecisionOrdinary: only a resume whose cursor is placed and merely
+// stripped is ordinary (counted, not logged); a refusal, a detection, a
+// rewind, an unknown cursor and a passthrough are never.
+func TestDecisionOrdinary(t *testing.T) {
+	want := map[string]bool{
+		"normal/acked_tail":                       true,
+		"normal/cursor_is_prev_of_unacked_tail":   true,
+		"normal/second_tail_matches":              true,
+		"unknown/no_record_forward_stripped":      false,
+		"unknown/reinit_option":                   false,
+		"drain_race/rewind_to_prev":               false,
+		"drain_race/observe_forwards_stripped":    false,
+		"untagged/passthrough_forwards_unchanged": false,
+		"untagged/default_reinit":                 false,
+		"tombstoned/beats_normal_cursor":          false,
+		"no_cursor/unacked_race_tail_present":     false,
+	}
+	seen := 0
+	for _, tc := range decideCases {
+		d := Decide(tc.route, tc.cursor, tc.rec, tc.policy)
+		if w, ok := want[tc.name]; ok {
+			seen++
+			if d.Ordinary() != w {
+				t.Errorf("%s: Ordinary() = %v, want %v (%+v)", tc.name, d.Ordinary(), w, d)
+			}
+		}
+		if d.Ordinary() && (d.Reason != ReasonNormal || d.Detected() || d.Action != ForwardCursor || d.Rewound) {
+			t.Errorf("%s: an eventful decision is ordinary: %+v", tc.name, d)
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("%d of the %d named rows found in decideCases", seen, len(want))
+	}
+}
+
 // TestDecideSeed is the incident of the seed, literally: the legacy stream
 // was cut after e-104 (a tools/call result) went out unacknowledged, and the
 // client resumes on the Streamable HTTP endpoint with the tagged cursor.

@@ -228,28 +228,31 @@ func TestLegacySessionFromEndpointWhole(t *testing.T) {
 }
 
 // TestDebugDecisionLinesFollowTheHostLevel: through the .wasm, a resume that
-// passes logs its decision at debug, which the host writes only at its debug
-// level (Envoy's default info level drops it); refusals log at info either
-// way. A level raised while the VM runs (Envoy's POST /logging?wasm=debug)
-// shows the lines from the next resume on.
+// passes with something to say (here an unknown cursor, stripped) logs its
+// decision at debug, which the host writes only at its debug level (Envoy's
+// default info level drops it); refusals log at info either way. A level
+// raised while the VM runs (Envoy's POST /logging?wasm=debug) shows the
+// lines from the next resume on. An ordinary resume (its cursor placed by
+// the watermark, only stripped) is counted and writes no line at any level.
 func TestDebugDecisionLinesFollowTheHostLevel(t *testing.T) {
 	h := (&harness{t: t, kind: wasm, vms: 1}).withHostLogLevel("info")
 	h.start(testConfig)
 	host := h.d.(*wasmDriver).host
 	h.toolCall("s-1", "e-1", "e-2", false)
-	stripped := func() int {
-		return strings.Count(strings.Join(h.d.logs(logDebug), "\n"), "decision=stripped")
+	lines := func(reason string) int {
+		return strings.Count(strings.Join(h.d.logs(logDebug), "\n"), "decision=stripped resume=true reason="+reason)
 	}
-	resume := func() {
+	resume := func(cursor string) {
 		t.Helper()
-		if reason, _ := h.resume("s-1", "http:e-2"); reason != "" {
-			t.Fatalf("resume refused: %s", reason)
+		if reason, _ := h.resume("s-1", cursor); reason != "" {
+			t.Fatalf("resume from %s refused: %s", cursor, reason)
 		}
 	}
 	for range 3 {
-		resume()
+		resume("http:e-9")
+		resume("http:e-2")
 	}
-	if n := stripped(); n != 0 {
+	if n := lines("unknown_cursor"); n != 0 {
 		t.Errorf("%d debug decision lines written at host level info, want 0", n)
 	}
 	h.request("GET", "/mcp", [2]string{"last-event-id", "sse:e-9"})
@@ -260,10 +263,17 @@ func TestDebugDecisionLinesFollowTheHostLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		resume()
+		resume("http:e-9")
+		resume("http:e-2")
 	}
-	if n := stripped(); n != 3 {
-		t.Errorf("%d debug decision lines once the level was debug, want 3", n)
+	if n := lines("unknown_cursor"); n != 3 {
+		t.Errorf("%d debug decision lines of unknown cursors once the level was debug, want 3", n)
+	}
+	if n := lines("normal"); n != 0 {
+		t.Errorf("%d decision lines of ordinary resumes at level debug, want 0", n)
+	}
+	if got := h.counter("cursors_stripped_total"); got != 12 {
+		t.Errorf("cursors_stripped_total = %d, want 12 (every resume counted, ordinary ones too)", got)
 	}
 }
 

@@ -170,7 +170,9 @@ func (h *httpContext) apply(v *cursor.Verdict, resume bool) types.Action {
 		if d.Rewound {
 			p.metrics.rewinds.inc()
 		}
-		h.logDecision(d, true)
+		if !d.Ordinary() {
+			h.logDecision(d, true)
+		}
 		return types.ActionContinue
 	}
 
@@ -195,8 +197,8 @@ func (h *httpContext) apply(v *cursor.Verdict, resume bool) types.Action {
 
 // logDecision writes the decision line of a judged request: a refusal at
 // info level, a resume (a request with a cursor) that passes at debug.
-// Requests without a cursor that pass are not logged: they are the ordinary
-// traffic. The line is built in the plugin's reused buffer: a resume
+// Requests without a cursor that pass, and ordinary resumes
+// (cursor.Decision.Ordinary), are not logged: they are the everyday traffic. The line is built in the plugin's reused buffer: a resume
 // allocates nothing for it.
 //
 //	mcp-resume-guard: decision session=1a2b3c4d decision=rewound resume=true reason=drain_race from=cursor route_transport=http
