@@ -43,7 +43,7 @@ func (r *Report) Budget() []Check {
 	}{{"V8", r.v8Results()}, {"wazero", r.Wazero}} {
 		for _, wl := range Workloads {
 			c := Check{Name: fmt.Sprintf("%-6s %-10s ÷ baseline", host.name, wl), Limit: fmt.Sprintf("≤ %.2f", MaxSlowdown)}
-			if p, ok := host.res[budgetKey(wl)]; ok && p.Measured() {
+			if p, ok := host.res[budgetKey(wl, r.Cost)]; ok && p.Measured() {
 				lo, hi := p.RoundRange()
 				c.Value, c.Measured, c.Held = fmt.Sprintf("%.3f", p.Ratio()), true, p.Ratio() <= MaxSlowdown
 				c.Detail = fmt.Sprintf("%s against %s %s; whole rounds %.2f–%.2f", perUnit(wl, p.A()), perUnit(wl, p.B()), "per "+unitName(wl), lo, hi)

@@ -42,14 +42,20 @@ type comparison struct {
 
 // Module names of a plan.
 const (
-	modGuard       = "guard"        // the guard measured (A)
-	modPassthrough = "passthrough"  // does nothing
-	modCopy        = "copy"         // copies each response body chunk out and back
-	modBaseline    = "baseline"     // the baseline build of the guard (B of the budget)
-	modGuardT      = "guard+t"      // the guard, tombstone table full
-	modBaselineT   = "baseline+t"   // the baseline, tombstone table full
-	modGC0         = "gcprobe-0"    // a full GC per request, empty heap
-	modGC1024      = "gcprobe-1024" // a full GC per request, 1 MiB live
+	modGuard       = "guard"       // the guard measured (A)
+	modPassthrough = "passthrough" // does nothing
+	modCopy        = "copy"        // copies each response body chunk out and back
+	modBaseline    = "baseline"    // the baseline build of the guard (B of the budget)
+	modGuardT      = "guard+t"     // the guard, tombstone table full
+	modBaselineT   = "baseline+t"  // the baseline, tombstone table full
+	// The guard's own VMs for the budget, so that each side of a budget
+	// comparison has served the same traffic (a VM that also served the
+	// cost comparisons holds more stream tails per session, and a resume
+	// reads them all).
+	modBudget  = "guard/budget"
+	modBudgetT = "guard+t/budget"
+	modGC0     = "gcprobe-0"    // a full GC per request, empty heap
+	modGC1024  = "gcprobe-1024" // a full GC per request, 1 MiB live
 )
 
 // gcWorkload is one request at a time through the GC probes (a GC cycle
@@ -59,6 +65,9 @@ const gcWorkload = "gc"
 // newPlan builds the plan of a run: the cost comparisons (the guard against
 // a do-nothing plugin; for SSE against the copy plugin) when cost is set,
 // and the budget's (the guard against baseline) when baseline is not nil.
+// Each comparison's two modules serve the same exchanges from the same
+// seed: the budget runs the guard in VMs of its own when the cost
+// comparisons run too.
 func newPlan(w *Wasm, baseline []byte, o Options, cost bool) *plan {
 	maxT := o.TombstoneMaxSessions
 	p := &plan{pop: newPopulation(o.Sessions), stream: benchStream(o.StreamBytes)}
@@ -94,14 +103,14 @@ func newPlan(w *Wasm, baseline []byte, o Options, cost bool) *plan {
 			comparison{key{gcWorkload, modGC1024, modPassthrough}, o.GCRequests})
 	}
 	if baseline != nil {
+		if cost {
+			add(module{name: modBudget, wasm: w.Guard, config: GuardConfig, seed: true})
+			tombstoned(modBudgetT, w.Guard)
+		}
 		add(module{name: modBaseline, wasm: baseline, config: GuardConfig, seed: true})
 		tombstoned(modBaselineT, baseline)
 		for _, wl := range Workloads {
-			c := comparison{key{wl, modGuard, modBaseline}, n(wl)}
-			if wl == WorkTombstoned {
-				c.a, c.b = modGuardT, modBaselineT
-			}
-			p.comparisons = append(p.comparisons, c)
+			p.comparisons = append(p.comparisons, comparison{budgetKey(wl, cost), n(wl)})
 		}
 	}
 	return p

@@ -138,10 +138,15 @@ func costKey(workload string) key {
 }
 
 // budgetKey is the comparison of workload's budget figure: the guard
-// against the baseline.
-func budgetKey(workload string) key {
-	if workload == WorkTombstoned {
-		return key{workload, modGuardT, modBaselineT}
+// against the baseline; in the guard's VMs of the budget when the run
+// measures the cost too (newPlan).
+func budgetKey(workload string, cost bool) key {
+	a, at := modGuard, modGuardT
+	if cost {
+		a, at = modBudget, modBudgetT
 	}
-	return key{workload, modGuard, modBaseline}
+	if workload == WorkTombstoned {
+		return key{workload, at, modBaselineT}
+	}
+	return key{workload, a, modBaseline}
 }

@@ -89,16 +89,17 @@ func pair(r, bNs float64) Pair {
 	return Pair{AQuads: []float64{r * bNs}, BQuads: []float64{bNs}, Rounds: []float64{r}}
 }
 
-// budgetReport is a report every check of whose budget holds.
-func budgetReport() *Report {
+// budgetReport is a report every check of whose budget holds, of a run that
+// measured the cost figures too (cost) or only the budget.
+func budgetReport(cost bool) *Report {
 	r := &Report{
 		GuardName: "now", BaselineName: "1367a76", Wazero: Results{}, V8: &V8Run{Results: Results{}},
 		GrowthFrom: 200_000, GrowthTo: 400_000, MemoryAtFrom: 8 << 20, MemoryAtTo: 8 << 20,
-		WasmBytes: 4_146_551, Allocs: map[string]Allocs{},
+		WasmBytes: 4_146_551, Allocs: map[string]Allocs{}, Cost: cost,
 	}
 	for _, wl := range Workloads {
-		r.Wazero[budgetKey(wl)] = pair(1.0, 8000)
-		r.V8.Results[budgetKey(wl)] = pair(1.0, 2000)
+		r.Wazero[budgetKey(wl, cost)] = pair(1.0, 8000)
+		r.V8.Results[budgetKey(wl, cost)] = pair(1.0, 2000)
 		r.Allocs[wl] = Allocs{}
 	}
 	return r
@@ -107,7 +108,7 @@ func budgetReport() *Report {
 // TestBudget: each check holds at its limit and breaks just beyond it, and
 // a check that was not measured keeps the budget from holding.
 func TestBudget(t *testing.T) {
-	if ok, bad := budgetReport().BudgetHolds(); !ok {
+	if ok, bad := budgetReport(false).BudgetHolds(); !ok {
 		t.Fatalf("the budget of a report within it does not hold: %q", bad)
 	}
 	for _, c := range []struct {
@@ -115,12 +116,12 @@ func TestBudget(t *testing.T) {
 		change func(*Report)
 		want   string // the start of the one failure, "" for none
 	}{
-		{"V8 resume at the limit", func(r *Report) { r.V8.Results[budgetKey(WorkResume)] = pair(1.10, 2000) }, ""},
-		{"V8 resume beyond it", func(r *Report) { r.V8.Results[budgetKey(WorkResume)] = pair(1.11, 2000) }, "V8 resume ÷ baseline = 1.110"},
-		{"wazero SSE beyond it", func(r *Report) { r.Wazero[budgetKey(WorkSSE)] = pair(1.9, 10) }, "wazero sse ÷ baseline = 1.900"},
+		{"V8 resume at the limit", func(r *Report) { r.V8.Results[budgetKey(WorkResume, false)] = pair(1.10, 2000) }, ""},
+		{"V8 resume beyond it", func(r *Report) { r.V8.Results[budgetKey(WorkResume, false)] = pair(1.11, 2000) }, "V8 resume ÷ baseline = 1.110"},
+		{"wazero SSE beyond it", func(r *Report) { r.Wazero[budgetKey(WorkSSE, false)] = pair(1.9, 10) }, "wazero sse ÷ baseline = 1.900"},
 		{"tombstoned compares the full tables", func(r *Report) {
 			r.Wazero[key{WorkTombstoned, modGuard, modBaseline}] = pair(2, 1)
-			r.Wazero[budgetKey(WorkTombstoned)] = pair(1.2, 9000)
+			r.Wazero[budgetKey(WorkTombstoned, false)] = pair(1.2, 9000)
 		}, "wazero tombstoned ÷ baseline = 1.200"},
 		{"memory grew 1 MiB", func(r *Report) { r.MemoryAtTo += 1 << 20 }, ""},
 		{"memory grew more", func(r *Report) { r.MemoryAtTo += 1<<20 + 1<<16 }, "guest memory growth, request 200000 → 400000 = 1.06 MiB"},
@@ -129,9 +130,9 @@ func TestBudget(t *testing.T) {
 		{"resume allocates", func(r *Report) { r.Allocs[WorkResume] = Allocs{Bytes: 4e6} }, ""},
 		{"unguarded allocates", func(r *Report) { r.Allocs[WorkUnguarded] = Allocs{Bytes: 16} }, "heap allocated per 100,000 unguarded requests = 16 bytes"},
 		{"no node", func(r *Report) { r.V8 = nil }, "V8 guarded ÷ baseline not measured"},
-		{"no baseline", func(r *Report) { delete(r.Wazero, budgetKey(WorkGuarded)) }, "wazero guarded ÷ baseline not measured"},
+		{"no baseline", func(r *Report) { delete(r.Wazero, budgetKey(WorkGuarded, false)) }, "wazero guarded ÷ baseline not measured"},
 	} {
-		r := budgetReport()
+		r := budgetReport(false)
 		c.change(r)
 		ok, bad := r.BudgetHolds()
 		switch {
@@ -153,8 +154,7 @@ func TestBudget(t *testing.T) {
 // TestWriteTextCostTable: a run with the cost figures writes the table of
 // docs/performance.md, one row per figure, each cell measured.
 func TestWriteTextCostTable(t *testing.T) {
-	r := budgetReport()
-	r.Cost = true
+	r := budgetReport(true)
 	for _, wl := range Workloads {
 		r.Wazero[costKey(wl)] = pair(2, 4000)
 		r.V8.Results[costKey(wl)] = pair(4.5, 500)
@@ -190,6 +190,44 @@ func TestThousands(t *testing.T) {
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 4146551: "4,146,551", -1234: "-1,234"} {
 		if got := thousands(n); got != want {
 			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestPlanBudgetServesLikeTraffic: no VM of a budget comparison serves
+// another comparison, so that the guard and the baseline have served the
+// same exchanges when each budget workload is measured (a guard VM that
+// also ran the cost comparisons' SSE streams holds more tails per session,
+// and measured resumes 1.10-1.14 of the baseline where a like VM read
+// 1.01-1.03). A budget-only run has no other comparison.
+func TestPlanBudgetServesLikeTraffic(t *testing.T) {
+	w := &Wasm{Guard: []byte("guard"), Passthrough: []byte("p"), PassthroughCopy: []byte("c"), GCProbe: []byte("g")}
+	for _, cost := range []bool{true, false} {
+		p := newPlan(w, []byte("baseline"), QuickOptions(), cost)
+		users := map[string]int{} // comparisons each module serves
+		for _, c := range p.comparisons {
+			users[c.a]++
+			users[c.b]++
+		}
+		budget := 0
+		for _, wl := range Workloads {
+			k := budgetKey(wl, cost)
+			found := false
+			for _, c := range p.comparisons {
+				found = found || c.key == k
+			}
+			if !found {
+				t.Errorf("cost %v: no comparison %v", cost, k)
+			}
+			for _, m := range []string{k.a, k.b} {
+				budget++
+				if n := users[m]; wl != WorkTombstoned && n != len(Workloads)-1 || wl == WorkTombstoned && n != 1 {
+					t.Errorf("cost %v: module %s of the budget serves %d comparisons, want only the budget's", cost, m, n)
+				}
+			}
+		}
+		if budget != 2*len(Workloads) {
+			t.Fatalf("cost %v: %d budget sides", cost, budget)
 		}
 	}
 }
