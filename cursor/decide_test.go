@@ -401,8 +401,13 @@ func TestDecisionOrdinary(t *testing.T) {
 				t.Errorf("%s: Ordinary() = %v, want %v (%+v)", tc.name, d.Ordinary(), w, d)
 			}
 		}
-		if d.Ordinary() && (d.Reason != ReasonNormal || d.Detected() || d.Action != ForwardCursor || d.Rewound) {
-			t.Errorf("%s: an eventful decision is ordinary: %+v", tc.name, d)
+		// A normal row is a plain strip, nothing else; it and only it is
+		// ordinary.
+		if d.Reason == ReasonNormal && (d.Action != ForwardCursor || d.Rewound || d.FromCursor || d.Detected()) {
+			t.Errorf("%s: a normal decision that is more than a strip: %+v", tc.name, d)
+		}
+		if d.Ordinary() != (d.Reason == ReasonNormal) {
+			t.Errorf("%s: Ordinary() = %v with reason %v", tc.name, d.Ordinary(), d.Reason)
 		}
 	}
 	if seen != len(want) {

@@ -277,10 +277,10 @@ func TestDebugDecisionLinesFollowTheHostLevel(t *testing.T) {
 	}
 }
 
-// TestDecisionLogLine: every judged request logs one decision line with the
+// TestDecisionLogLine: a judged request logs one decision line with the
 // session tag, the decision and whether it was a resume: refusals at info,
-// resumes that pass at debug (Envoy's default info level shows none of
-// those).
+// resumes that pass (but ordinary ones) at debug (Envoy's default info level
+// shows none of those).
 func TestDecisionLogLine(t *testing.T) {
 	onlyDriver(t, native, func(t *testing.T, h *harness) {
 		h.start(mintConfig)

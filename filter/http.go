@@ -198,7 +198,8 @@ func (h *httpContext) apply(v *cursor.Verdict, resume bool) types.Action {
 // logDecision writes the decision line of a judged request: a refusal at
 // info level, a resume (a request with a cursor) that passes at debug.
 // Requests without a cursor that pass, and ordinary resumes
-// (cursor.Decision.Ordinary), are not logged: they are the everyday traffic. The line is built in the plugin's reused buffer: a resume
+// (cursor.Decision.Ordinary), are not logged: they are the everyday
+// traffic. The line is built in the plugin's reused buffer: a resume
 // allocates nothing for it.
 //
 //	mcp-resume-guard: decision session=1a2b3c4d decision=rewound resume=true reason=drain_race from=cursor route_transport=http
@@ -238,7 +239,7 @@ func (h *httpContext) logDecision(d *cursor.Decision, resume bool) {
 	if d.Action == cursor.Reinit {
 		logInfoBytes(b)
 	} else {
-		// Resumes that pass are ordinary after a cut: Envoy shows them at
+		// Resumes that pass are common after a cut: Envoy shows them at
 		// debug (--component-log-level wasm:debug), and its default info
 		// level writes nothing for them.
 		logDebugBytes(b)

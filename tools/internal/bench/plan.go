@@ -42,7 +42,7 @@ type comparison struct {
 
 // Module names of a plan.
 const (
-	modGuard       = "guard"       // the guard measured (A)
+	modGuard       = "guard"       // the guard measured (A of the cost; of the budget in a budget-only run)
 	modPassthrough = "passthrough" // does nothing
 	modCopy        = "copy"        // copies each response body chunk out and back
 	modBaseline    = "baseline"    // the baseline build of the guard (B of the budget)
@@ -65,9 +65,9 @@ const gcWorkload = "gc"
 // newPlan builds the plan of a run: the cost comparisons (the guard against
 // a do-nothing plugin; for SSE against the copy plugin) when cost is set,
 // and the budget's (the guard against baseline) when baseline is not nil.
-// Each comparison's two modules serve the same exchanges from the same
-// seed: the budget runs the guard in VMs of its own when the cost
-// comparisons run too.
+// The two sides of a budget comparison serve the same exchanges from the
+// same seed: the budget runs the guard in VMs of its own when the cost
+// comparisons run too (the reference plugins keep no state).
 func newPlan(w *Wasm, baseline []byte, o Options, cost bool) *plan {
 	maxT := o.TombstoneMaxSessions
 	p := &plan{pop: newPopulation(o.Sessions), stream: benchStream(o.StreamBytes)}

@@ -209,7 +209,6 @@ func TestPlanBudgetServesLikeTraffic(t *testing.T) {
 			users[c.a]++
 			users[c.b]++
 		}
-		budget := 0
 		for _, wl := range Workloads {
 			k := budgetKey(wl, cost)
 			found := false
@@ -219,15 +218,21 @@ func TestPlanBudgetServesLikeTraffic(t *testing.T) {
 			if !found {
 				t.Errorf("cost %v: no comparison %v", cost, k)
 			}
+			var sides []module
+			for _, m := range p.modules {
+				if m.name == k.a || m.name == k.b {
+					sides = append(sides, m)
+				}
+			}
+			if len(sides) != 2 || !sides[0].seed || sides[0].seed != sides[1].seed ||
+				sides[0].config != sides[1].config || sides[0].tombstones != sides[1].tombstones {
+				t.Errorf("cost %v: the sides of %v are not set up alike: %+v", cost, k, sides)
+			}
 			for _, m := range []string{k.a, k.b} {
-				budget++
 				if n := users[m]; wl != WorkTombstoned && n != len(Workloads)-1 || wl == WorkTombstoned && n != 1 {
 					t.Errorf("cost %v: module %s of the budget serves %d comparisons, want only the budget's", cost, m, n)
 				}
 			}
-		}
-		if budget != 2*len(Workloads) {
-			t.Fatalf("cost %v: %d budget sides", cost, budget)
 		}
 	}
 }
