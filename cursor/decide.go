@@ -74,12 +74,10 @@ func (d Decision) Detected() bool {
 
 // Ordinary reports whether d is an ordinary resume: the client's cursor
 // placed by a watermark or by a clean end, only its tag stripped (reason
-// normal). Like a request without a cursor, it is the everyday traffic of
-// clients that reconnect after a cut: it is counted (cursors_stripped), not
-// logged.
-func (d Decision) Ordinary() bool {
-	return d.Action == ForwardCursor && d.Reason == ReasonNormal && !d.Rewound
-}
+// normal, which Decide gives only to such a strip). Like a request without a
+// cursor, it is the everyday traffic of clients that reconnect after a cut:
+// it is counted (cursors_stripped), not logged.
+func (d Decision) Ordinary() bool { return d.Reason == ReasonNormal }
 
 // Tombstones reports whether carrying out d tombstones the session: every
 // forced re-initialization does, except the one that answers a tombstone.

@@ -401,13 +401,9 @@ func TestDecisionOrdinary(t *testing.T) {
 				t.Errorf("%s: Ordinary() = %v, want %v (%+v)", tc.name, d.Ordinary(), w, d)
 			}
 		}
-		// A normal row is a plain strip, nothing else; it and only it is
-		// ordinary.
-		if d.Reason == ReasonNormal && (d.Action != ForwardCursor || d.Rewound || d.FromCursor || d.Detected()) {
-			t.Errorf("%s: a normal decision that is more than a strip: %+v", tc.name, d)
-		}
-		if d.Ordinary() != (d.Reason == ReasonNormal) {
-			t.Errorf("%s: Ordinary() = %v with reason %v", tc.name, d.Ordinary(), d.Reason)
+		// An ordinary decision is a plain strip, nothing else.
+		if d.Ordinary() && (d.Action != ForwardCursor || d.Cursor == "" || d.Rewound || d.FromCursor || d.Detected()) {
+			t.Errorf("%s: an ordinary decision that is more than a strip: %+v", tc.name, d)
 		}
 	}
 	if seen != len(want) {
